@@ -1,0 +1,174 @@
+package data
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+)
+
+// Images is a batch of 8-bit images stored image after image, each in
+// channel, row, column order (CHW; row-major for one channel).
+type Images struct {
+	N, Channels, Rows, Cols int
+	Pixels                  []uint8 // len N·Channels·Rows·Cols
+}
+
+// Dim is the number of values per image, Channels·Rows·Cols.
+func (im *Images) Dim() int { return im.Channels * im.Rows * im.Cols }
+
+// Labels holds one class label per image.
+type Labels []uint8
+
+// IDX magic numbers: two zero bytes, the element type (0x08 = unsigned byte)
+// and the number of dimensions.
+const (
+	idxImagesMagic = 0x00000803 // 2051
+	idxLabelsMagic = 0x00000801 // 2049
+)
+
+// ReadIDXImages reads an IDX images file (magic 2051: N, rows, cols, then
+// N·rows·cols unsigned bytes). A gzip stream is recognised by its magic bytes
+// and decompressed. The length must match the header exactly.
+func ReadIDXImages(r io.Reader) (*Images, error) {
+	dims, px, err := readIDX(r, idxImagesMagic)
+	if err != nil {
+		return nil, fmt.Errorf("data: idx images: %w", err)
+	}
+	return &Images{N: dims[0], Channels: 1, Rows: dims[1], Cols: dims[2], Pixels: px}, nil
+}
+
+// ReadIDXLabels reads an IDX labels file (magic 2049: N, then N unsigned
+// bytes), gzip-compressed or not.
+func ReadIDXLabels(r io.Reader) (Labels, error) {
+	_, b, err := readIDX(r, idxLabelsMagic)
+	if err != nil {
+		return nil, fmt.Errorf("data: idx labels: %w", err)
+	}
+	return Labels(b), nil
+}
+
+// readIDX parses an unsigned-byte IDX stream with the given magic. Its errors
+// carry no prefix; callers add one.
+func readIDX(r io.Reader, magic uint32) (dims []int, body []byte, err error) {
+	br := bufio.NewReader(r)
+	if p, _ := br.Peek(2); len(p) == 2 && p[0] == 0x1f && p[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gzip: %w", err)
+		}
+		r = zr
+	} else {
+		r = br
+	}
+	ndim := int(magic & 0xff)
+	hdr := make([]byte, 4+4*ndim)
+	// The magic first, so that a wrong kind of file is reported as such.
+	for _, part := range [][2]int{{0, 4}, {4, len(hdr)}} {
+		if n, err := io.ReadFull(r, hdr[part[0]:part[1]]); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, nil, fmt.Errorf("header truncated: %d of %d bytes", part[0]+n, len(hdr))
+			}
+			return nil, nil, err
+		}
+		if got := binary.BigEndian.Uint32(hdr); got != magic {
+			return nil, nil, fmt.Errorf("magic %#08x (%d): want %#08x (%d)", got, got, magic, magic)
+		}
+	}
+	dims = make([]int, ndim)
+	for i := range dims {
+		dims[i] = int(binary.BigEndian.Uint32(hdr[4+4*i:]))
+	}
+	total := uint64(1)
+	for i, d := range dims {
+		if i > 0 && d == 0 {
+			return nil, nil, fmt.Errorf("header %v: dimension %d = 0: must be ≥ 1", dims, i)
+		}
+		hi, lo := bits.Mul64(total, uint64(d))
+		if hi != 0 || lo > math.MaxInt {
+			return nil, nil, fmt.Errorf("header %v: the data size overflows an int", dims)
+		}
+		total = lo
+	}
+	want := int(total)
+	body, err = readExactly(r, want)
+	if err != nil {
+		return nil, nil, fmt.Errorf("header %v: %w", dims, err)
+	}
+	return dims, body, nil
+}
+
+// readExactly reads exactly want bytes followed by the end of the stream. The
+// buffer grows with the data actually read, so a header claiming a huge size
+// on a short stream allocates little.
+func readExactly(r io.Reader, want int) ([]byte, error) {
+	buf := make([]byte, 0, min(want, 1<<20))
+	for len(buf) < want {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), min(want, 2*cap(buf)))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("data truncated: %d of %d bytes", len(buf), want)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var one [1]byte
+	n, err := io.ReadFull(r, one[:])
+	if n > 0 {
+		return nil, fmt.Errorf("trailing data after the %d bytes the header announces", want)
+	}
+	if !errors.Is(err, io.EOF) {
+		return nil, err // e.g. a gzip checksum error, detected at the end of the stream
+	}
+	return buf, nil
+}
+
+// Float32 returns the images as float32 features, one row of Dim values per
+// image, normalised as torchvision's ToTensor then Normalize(mean, std):
+// (pixel/255 − mean[c])/std[c] for channel c, each operation rounded to
+// float32 as PyTorch does. mean and std hold one value per channel.
+func (im *Images) Float32(mean, std []float32) ([]float32, error) {
+	if im.N < 0 || im.Channels < 1 || im.Rows < 1 || im.Cols < 1 {
+		return nil, fmt.Errorf("data: images %d×%d×%d×%d: N must be ≥ 0 and channels, rows, cols ≥ 1", im.N, im.Channels, im.Rows, im.Cols)
+	}
+	dim := im.Dim()
+	if len(im.Pixels) != im.N*dim {
+		return nil, fmt.Errorf("data: images: len(Pixels) = %d: must be N·Channels·Rows·Cols = %d", len(im.Pixels), im.N*dim)
+	}
+	if len(mean) != im.Channels || len(std) != im.Channels {
+		return nil, fmt.Errorf("data: len(mean) = %d, len(std) = %d: must both be the number of channels, %d", len(mean), len(std), im.Channels)
+	}
+	lut := make([][256]float32, im.Channels)
+	for c := range lut {
+		m, s := float64(mean[c]), float64(std[c])
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return nil, fmt.Errorf("data: mean[%d] = %v: must be finite", c, m)
+		}
+		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
+			return nil, fmt.Errorf("data: std[%d] = %v: must be finite and > 0", c, s)
+		}
+		for v := range lut[c] {
+			x := float32(float32(v) / 255)
+			lut[c][v] = float32(x-mean[c]) / std[c]
+		}
+	}
+	out := make([]float32, len(im.Pixels))
+	plane := im.Rows * im.Cols
+	for off := 0; off < len(out); off += plane {
+		t := &lut[(off/plane)%im.Channels]
+		for i, p := range im.Pixels[off : off+plane] {
+			out[off+i] = t[p]
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package salsagomlx
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/gomlx/compute/gobackend"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+func relu(x *Node) *Node { return Max(x, ZerosLike(x)) }
+
+func logregModel(scope *model.Scope, x *Node) *Node { return Dense(scope.In("dense"), x, 10) }
+
+func mlpModel(scope *model.Scope, x *Node) *Node {
+	x = relu(Dense(scope.In("dense0"), x, 512))
+	x = relu(Dense(scope.In("dense1"), x, 512))
+	return Dense(scope.In("dense2"), x, 10)
+}
+
+type batch struct{ x, y *tensors.Tensor }
+
+func randBatches(nb, n, in, out int) []batch {
+	r := rand.New(rand.NewPCG(3, 4))
+	bs := make([]batch, nb)
+	for i := range bs {
+		X, y := randBatch(r, n, in, out)
+		for k := range X {
+			X[k] = X[k]*0.3 + 0.5 // MNIST-like range
+		}
+		bs[i] = batch{tensors.FromFlatDataAndDimensions(X, n, in), tensors.FromFlatDataAndDimensions(y, n)}
+	}
+	return bs
+}
+
+// variant is one kind of training step, timed against the others.
+type variant struct {
+	name string
+	step func(tr *Trainer, b batch) error
+}
+
+var variants = []variant{
+	{"plain", func(tr *Trainer, b batch) error { _, err := tr.Step(b.x, b.y); return err }},
+	{"sasa+", func(tr *Trainer, b batch) error { _, err := tr.StepStats(b.x, b.y); return err }},
+	{"ssls2", func(tr *Trainer, b batch) error { // SSLS phase, both trials
+		if _, _, err := tr.Grad(b.x, b.y); err != nil {
+			return err
+		}
+		for _, eta := range []float64{2e-3, 1e-3} {
+			if _, err := tr.Trial(b.x, b.y, eta); err != nil {
+				return err
+			}
+		}
+		_, _, err := tr.Update()
+		return err
+	}},
+	{"ssls1", func(tr *Trainer, b batch) error { // SSLS phase, first trial accepted
+		if _, _, err := tr.Grad(b.x, b.y); err != nil {
+			return err
+		}
+		if _, err := tr.Trial(b.x, b.y, 2e-3); err != nil {
+			return err
+		}
+		_, _, err := tr.Update()
+		return err
+	}},
+}
+
+// benchInterleaved times every variant in turn, rounds of 20 steps each, so
+// that machine load affects them alike, and reports ms/step of each and the
+// ratios to the plain step.
+func benchInterleaved(b *testing.B, m Model, in int) {
+	tr, err := New(gobackend.GetBackend(), model.NewStore(), m, Config{LR: 1e-3, Beta: 0.9, Nu: 0.7, WeightDecay: 1e-4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bs := randBatches(4, 128, in, 10)
+	for _, v := range variants { // compile and warm up
+		for i := 0; i < 3; i++ {
+			if err := v.step(tr, bs[i%len(bs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	const round = 20
+	total := make([]time.Duration, len(variants))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, v := range variants {
+			t0 := time.Now()
+			for k := 0; k < round; k++ {
+				if err := v.step(tr, bs[k%len(bs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			total[j] += time.Since(t0)
+		}
+	}
+	steps := float64(b.N * round)
+	plain := total[0].Seconds()
+	for j, v := range variants {
+		b.ReportMetric(total[j].Seconds()*1e3/steps, "ms/"+v.name)
+		if j > 0 {
+			b.ReportMetric(total[j].Seconds()/plain, v.name+"/plain")
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkStepsLogreg: softmax regression 784→10, batch 128. Targets of the
+// issue: ssls/plain ≤ 1.5, sasa+/plain ≤ 1.02.
+func BenchmarkStepsLogreg(b *testing.B) { benchInterleaved(b, logregModel, 784) }
+
+// BenchmarkStepsMLP: 784-512-512-10 ReLU, batch 128.
+func BenchmarkStepsMLP(b *testing.B) { benchInterleaved(b, mlpModel, 784) }

@@ -1,0 +1,455 @@
+// Package salsagomlx drives a GoMLX classifier with the learning-rate
+// schedulers of package schedule (SASA+, SSLS, SALSA and their baselines).
+//
+// A [Trainer] owns the QHM direction (statopt's qhm_update) as graph ops, with
+// its momentum h in non-trainable variables under the scope "/salsa", and the
+// learning rate α as a scalar variable set from the host between steps, so a
+// change of α never recompiles. Each step returns to the host what the
+// scheduler protocol needs: the loss f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨g_k,g_k⟩ for
+// the line search along g (ls_dir='g'), and after the update ⟨x_{k+1},d_k⟩
+// and ‖d_k‖² for SASA+'s Δ_k.
+//
+// All graphs are built with the store in training mode: the Go backend embeds
+// variables as constants in non-training graphs, which would freeze them. The
+// line-search trials build the model in eval mode after the variables have
+// been bound as parameters.
+package salsagomlx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+
+	"github.com/salsaopt/salsa/schedule"
+)
+
+// Model builds the logits [batch, classes] of a classifier from its input
+// [batch, features...]. It creates its variables under scope; every
+// trainable variable it uses is optimised.
+type Model func(scope *model.Scope, x *Node) *Node
+
+// Config configures a [Trainer].
+type Config struct {
+	LR          float64 // α_0, the initial learning rate; > 0
+	Beta        float64 // QHM momentum β (statopt's momentum), in [0, 1)
+	Nu          float64 // QHM ν (statopt's qhm_nu), in [0, 1]
+	WeightDecay float64 // wd ≥ 0: L2 term 0.5·wd·‖x‖² in the loss, wd·x in g
+}
+
+func (c Config) validate() error {
+	switch {
+	case !(c.LR > 0) || math.IsInf(c.LR, 0):
+		return fmt.Errorf("salsagomlx: LR = %v: must be finite and > 0", c.LR)
+	case !(c.Beta >= 0 && c.Beta < 1):
+		return fmt.Errorf("salsagomlx: Beta = %v: must be in [0, 1)", c.Beta)
+	case !(c.Nu >= 0 && c.Nu <= 1):
+		return fmt.Errorf("salsagomlx: Nu = %v: must be in [0, 1]", c.Nu)
+	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
+		return fmt.Errorf("salsagomlx: WeightDecay = %v: must be finite and >= 0", c.WeightDecay)
+	}
+	return nil
+}
+
+// StateScope is the scope of the trainer's own variables.
+const StateScope = "/salsa"
+
+// Trainer trains a [Model] with the QHM direction and a host-set learning rate.
+type Trainer struct {
+	backend compute.Backend
+	store   *model.Store
+	modelFn Model
+	cfg     Config
+	lrVar   *model.Variable
+	lr      float64 // host copy of the value in lrVar
+
+	plain  *model.Exec // fused step: loss only
+	stats  *model.Exec // fused step: loss, ⟨x⁺,d⟩, ‖d‖² per tensor
+	grad   *model.Exec // phase 1: loss, ‖g‖² per tensor; g kept in variables
+	trial  *model.Exec // f(x − η·g) + L2 on a batch, x unchanged
+	update *model.Exec // phase 2: x ← x − α·d from the kept g; ⟨x⁺,d⟩, ‖d‖²
+
+	trainable []*model.Variable // in creation order, set by the first graph
+}
+
+// New returns a Trainer for modelFn, whose variables live in store under
+// "/model".
+func New(backend compute.Backend, store *model.Store, modelFn Model, cfg Config) (*Trainer, error) {
+	if backend == nil || store == nil || modelFn == nil {
+		return nil, errors.New("salsagomlx: backend, store and modelFn must not be nil")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{backend: backend, store: store, modelFn: modelFn, cfg: cfg, lr: cfg.LR}
+	var err error
+	t.lrVar, err = store.CreateVariable(StateScope+"/lr", tensors.FromScalar(float32(cfg.LR)))
+	if err != nil {
+		return nil, err
+	}
+	t.lrVar.SetTrainable(false)
+	if t.plain, err = model.NewExec(backend, store, func(s *model.Scope, x, y *Node) []*Node {
+		return t.fusedGraph(s, x, y, false)
+	}); err != nil {
+		return nil, err
+	}
+	if t.stats, err = model.NewExec(backend, store, func(s *model.Scope, x, y *Node) []*Node {
+		return t.fusedGraph(s, x, y, true)
+	}); err != nil {
+		return nil, err
+	}
+	if t.grad, err = model.NewExec(backend, store, t.gradGraph); err != nil {
+		return nil, err
+	}
+	if t.trial, err = model.NewExec(backend, store, t.trialGraph); err != nil {
+		return nil, err
+	}
+	if t.update, err = model.NewExec(backend, store, t.updateGraph); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// LR is the learning rate the next update uses.
+func (t *Trainer) LR() float64 { return t.lr }
+
+// SetLR sets α for the next updates; it changes a variable, not the graph.
+func (t *Trainer) SetLR(lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("salsagomlx: lr = %v: must be finite and > 0", lr)
+	}
+	if lr == t.lr {
+		return nil
+	}
+	if err := t.lrVar.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+		return err
+	}
+	t.lr = lr
+	return nil
+}
+
+// ResetMomentum zeroes the QHM momentum h, as after a learning-rate drop.
+func (t *Trainer) ResetMomentum() error {
+	for v := range t.store.Scope(StateScope + "/h").IterVariables() {
+		if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- graph building ----
+
+// forward builds the mean softmax cross-entropy of the model on (x, y), with y
+// the int labels [batch].
+func (t *Trainer) forward(s *model.Scope, x, y *Node) *Node {
+	logits := t.modelFn(s.In("model"), x)
+	if logits.Rank() != 2 {
+		panic(fmt.Errorf("salsagomlx: logits shape %s: must be [batch, classes]", logits.Shape()))
+	}
+	logp := LogSoftmax(logits)
+	onehot := OneHot(y, logits.Shape().Dim(1), logp.DType())
+	return Neg(ReduceAllMean(ReduceSum(Mul(onehot, logp), -1)))
+}
+
+// bindTrainable records the trainable variables the graph uses, in creation
+// order, and checks that they are the same in every graph.
+func (t *Trainer) bindTrainable(g *Graph) []*model.Variable {
+	var vs []*model.Variable
+	for v := range t.store.Scope("/model").IterVariables() {
+		if v.Trainable && v.InUseByGraph(g) {
+			vs = append(vs, v)
+		}
+	}
+	if t.trainable == nil {
+		t.trainable = vs
+	} else if len(vs) != len(t.trainable) {
+		panic(fmt.Errorf("salsagomlx: the model uses %d trainable variables, was %d", len(vs), len(t.trainable)))
+	}
+	return vs
+}
+
+// l2 is 0.5·wd·Σ‖x_i‖², accumulated in parameter order.
+func (t *Trainer) l2(xs []*Node) *Node {
+	g := xs[0].Graph()
+	sum := ScalarZero(g, xs[0].DType())
+	if t.cfg.WeightDecay == 0 {
+		return sum
+	}
+	for _, x := range xs {
+		sum = Add(sum, ReduceAllSum(Square(x)))
+	}
+	return MulScalar(sum, 0.5*t.cfg.WeightDecay)
+}
+
+// lossAndGrad returns f + L2 and g = ∇f + wd·x for each trainable variable.
+func (t *Trainer) lossAndGrad(s *model.Scope, x, y *Node) (vs []*model.Variable, xs []*Node, loss *Node, gs []*Node) {
+	g := x.Graph()
+	t.store.SetTraining(g, true)
+	f := t.forward(s, x, y)
+	vs = t.bindTrainable(g)
+	xs = make([]*Node, len(vs))
+	for i, v := range vs {
+		xs[i] = v.NodeValue(g)
+	}
+	gs = Gradient(f, xs...)
+	if wd := t.cfg.WeightDecay; wd != 0 {
+		for i := range gs {
+			gs[i] = Add(gs[i], MulScalar(xs[i], wd))
+		}
+	}
+	return vs, xs, Add(f, t.l2(xs)), gs
+}
+
+func (t *Trainer) stateVar(kind string, v *model.Variable) *model.Variable {
+	return t.store.VariableWithShape(StateScope+"/"+kind+v.Path(), v.Shape(), Zeros).SetTrainable(false)
+}
+
+// direction builds d = (1−ν)g + νh with h ← βh + (1−β)g (statopt's
+// qhm_update, dampened), updates x ← x − α·d, and returns the updated x and d.
+func (t *Trainer) direction(vs []*model.Variable, xs, gs []*Node) (x1s, ds []*Node) {
+	g := gs[0].Graph()
+	lr := t.lrVar.NodeValue(g)
+	beta, nu := t.cfg.Beta, t.cfg.Nu
+	x1s, ds = make([]*Node, len(vs)), make([]*Node, len(vs))
+	for i, v := range vs {
+		d := gs[i]
+		if beta != 0 && nu != 0 {
+			hv := t.stateVar("h", v)
+			h := Add(MulScalar(hv.NodeValue(g), beta), MulScalar(gs[i], 1-beta))
+			hv.SetNodeValue(h)
+			if nu == 1 {
+				d = h
+			} else {
+				d = Add(MulScalar(gs[i], 1-nu), MulScalar(h, nu))
+			}
+		}
+		x1 := Sub(xs[i], Mul(ConvertDType(lr, d.DType()), d))
+		v.SetNodeValue(x1)
+		x1s[i], ds[i] = x1, d
+	}
+	return x1s, ds
+}
+
+// perTensorDots returns the vector [⟨a_i,b_i⟩]_i, one dot per tensor in the
+// parameter dtype, for the host to sum in float64 as statopt does.
+func perTensorDots(as, bs []*Node) *Node {
+	dots := make([]*Node, len(as))
+	for i := range as {
+		dots[i] = ReduceAllSum(Mul(as[i], bs[i]))
+	}
+	return Stack(dots, 0)
+}
+
+func (t *Trainer) fusedGraph(s *model.Scope, x, y *Node, stats bool) []*Node {
+	vs, xs, loss, gs := t.lossAndGrad(s, x, y)
+	x1s, ds := t.direction(vs, xs, gs)
+	if !stats {
+		return []*Node{loss}
+	}
+	return []*Node{loss, perTensorDots(x1s, ds), perTensorDots(ds, ds)}
+}
+
+func (t *Trainer) gradGraph(s *model.Scope, x, y *Node) (*Node, *Node) {
+	vs, _, loss, gs := t.lossAndGrad(s, x, y)
+	for i, v := range vs {
+		t.stateVar("g", v).SetNodeValue(gs[i])
+	}
+	return loss, perTensorDots(gs, gs)
+}
+
+func (t *Trainer) trialGraph(s *model.Scope, x, y, eta *Node) *Node {
+	g := x.Graph()
+	if t.trainable == nil {
+		panic(errors.New("salsagomlx: trial before the first gradient step"))
+	}
+	// Bind every variable as a graph parameter while in training mode, then
+	// evaluate the model in eval mode at x − η·g without changing x.
+	t.store.SetTraining(g, true)
+	params := make([]*Node, len(t.trainable))
+	trialXs := make([]*Node, len(t.trainable))
+	for i, v := range t.trainable {
+		params[i] = v.NodeValue(g)
+		gv := t.stateVar("g", v).NodeValue(g)
+		trialXs[i] = Sub(params[i], Mul(ConvertDType(eta, gv.DType()), gv))
+		v.SetNodeValue(trialXs[i])
+	}
+	for v := range t.store.Scope("/model").IterVariables() {
+		v.NodeValue(g) // bind the non-trainable ones as parameters too
+	}
+	t.store.SetTraining(g, false)
+	f := t.forward(s, x, y)
+	for i, v := range t.trainable {
+		v.SetNodeValue(params[i]) // unchanged: not an output of the graph
+	}
+	return Add(f, t.l2(trialXs))
+}
+
+func (t *Trainer) updateGraph(s *model.Scope, g *Graph) (*Node, *Node) {
+	if t.trainable == nil {
+		panic(errors.New("salsagomlx: update before the first gradient step"))
+	}
+	t.store.SetTraining(g, true)
+	xs := make([]*Node, len(t.trainable))
+	gs := make([]*Node, len(t.trainable))
+	for i, v := range t.trainable {
+		xs[i] = v.NodeValue(g)
+		gs[i] = t.stateVar("g", v).NodeValue(g)
+	}
+	x1s, ds := t.direction(t.trainable, xs, gs)
+	return perTensorDots(x1s, ds), perTensorDots(ds, ds)
+}
+
+// ---- host side ----
+
+func scalar(tt *tensors.Tensor) float64 {
+	v := float64(tensors.ToScalar[float32](tt))
+	tt.FinalizeAll()
+	return v
+}
+
+// sum adds the per-tensor values in float64, in parameter order.
+func sum(tt *tensors.Tensor) float64 {
+	var s float64
+	tensors.MustConstFlatData(tt, func(flat []float32) {
+		for _, v := range flat {
+			s += float64(v)
+		}
+	})
+	tt.FinalizeAll()
+	return s
+}
+
+// Step makes one plain update x ← x − α·d on the batch (x, labels) and
+// returns the loss at x_k, as an SGD/QHM training loop would.
+func (t *Trainer) Step(x, labels *tensors.Tensor) (loss float64, err error) {
+	out, err := t.plain.Call(x, labels)
+	if err != nil {
+		return 0, err
+	}
+	return scalar(out[0]), nil
+}
+
+// Stats holds what one step returns to the host.
+type Stats struct {
+	Loss float64 // f_ξk(x_k) + 0.5·wd·‖x_k‖²
+	GG   float64 // ⟨g_k, g_k⟩; only from [Trainer.Grad]
+	X1D  float64 // ⟨x_{k+1}, d_k⟩
+	D2   float64 // ‖d_k‖²
+}
+
+// StepStats is [Trainer.Step] that also returns ⟨x_{k+1},d_k⟩ and ‖d_k‖².
+func (t *Trainer) StepStats(x, labels *tensors.Tensor) (Stats, error) {
+	out, err := t.stats.Call(x, labels)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Loss: scalar(out[0]), X1D: sum(out[1]), D2: sum(out[2])}, nil
+}
+
+// Grad computes the loss and g_k on the batch and keeps g_k for
+// [Trainer.Trial] and [Trainer.Update]; x is not changed.
+func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gg float64, err error) {
+	out, err := t.grad.Call(x, labels)
+	if err != nil {
+		return 0, 0, err
+	}
+	return scalar(out[0]), sum(out[1]), nil
+}
+
+// Trial returns f_ξ(x − η·g) + L2 on the batch, in eval mode, with g from the
+// last [Trainer.Grad]; x is not changed.
+func (t *Trainer) Trial(x, labels *tensors.Tensor, eta float64) (float64, error) {
+	out, err := t.trial.Call(x, labels, float32(eta))
+	if err != nil {
+		return 0, err
+	}
+	return scalar(out[0]), nil
+}
+
+// Update makes x ← x − α·d from the g of the last [Trainer.Grad] and returns
+// ⟨x_{k+1},d_k⟩ and ‖d_k‖².
+func (t *Trainer) Update() (x1d, d2 float64, err error) {
+	out, err := t.update.Call()
+	if err != nil {
+		return 0, 0, err
+	}
+	return sum(out[0]), sum(out[1]), nil
+}
+
+// Run makes one training step on the batch driven by s, through the protocol
+// of package schedule: Begin, Trial while asked, the update, End. It resets
+// the momentum when s asks for it.
+func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, error) {
+	if !s.Searching() {
+		// The learning rate is known before the step: one fused graph.
+		if err := t.SetLR(s.LR()); err != nil {
+			return schedule.Result{}, err
+		}
+		st, err := t.StepStats(x, labels)
+		if err != nil {
+			return schedule.Result{}, err
+		}
+		req, err := s.Begin(st.Loss, 0)
+		if err != nil {
+			return schedule.Result{}, err
+		}
+		if req.Eval || req.LR != t.lr {
+			return schedule.Result{}, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v) after announcing %v",
+				s.Name(), req.LR, req.Eval, t.lr)
+		}
+		return t.end(s, st.X1D, st.D2)
+	}
+	loss, gg, err := t.Grad(x, labels)
+	if err != nil {
+		return schedule.Result{}, err
+	}
+	req, err := s.Begin(loss, gg)
+	for err == nil && req.Eval {
+		var f float64
+		if f, err = t.Trial(x, labels, req.Eta); err != nil {
+			return schedule.Result{}, err
+		}
+		req, err = s.Trial(f)
+	}
+	if err != nil {
+		return schedule.Result{}, err
+	}
+	if err := t.SetLR(req.LR); err != nil {
+		return schedule.Result{}, err
+	}
+	x1d, d2, err := t.Update()
+	if err != nil {
+		return schedule.Result{}, err
+	}
+	return t.end(s, x1d, d2)
+}
+
+func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
+	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
+	if err != nil {
+		return res, err
+	}
+	if res.ResetMomentum {
+		if err := t.ResetMomentum(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Dense is a fully connected layer x·W + b with Glorot-uniform W and zero b,
+// for building [Model]s.
+func Dense(scope *model.Scope, x *Node, out int) *Node {
+	in := x.Shape().Dim(-1)
+	w := scope.VariableWithShape("weights", shapes.Make(x.DType(), in, out))
+	b := scope.WithInitializer(Zeros).VariableWithShape("bias", shapes.Make(x.DType(), out))
+	g := x.Graph()
+	return Add(MatMul(x, w.NodeValue(g)), InsertAxes(b.NodeValue(g), 0))
+}
+

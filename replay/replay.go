@@ -1,0 +1,188 @@
+// Package replay runs a scheduler over a logged trace: the per-step
+// statistics of a training run (trace format of package trace) go in, the
+// scheduler's events come out. With the run's own settings it reproduces the
+// run's decisions; with other settings it shows what the tests would have
+// decided on the same statistics.
+package replay
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/stats"
+	"github.com/salsaopt/salsa/trace"
+)
+
+// FromStatopt maps the keyword arguments of a statopt constructor (a
+// meta.json's config object) to a method name and a configuration bundle of
+// the statopt preset. Keys the schedulers do not use (momentum, qhm_nu,
+// weight_decay, logstats, ls_evl) are ignored; settings this package cannot
+// reproduce are errors.
+func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, err error) {
+	lr := c.LR
+	if !c.Has("lr") {
+		return "", cfg, fmt.Errorf("replay: config has no lr")
+	}
+	cfg, err = schedule.Defaults(schedule.PresetStatopt, 1, 1, lr)
+	if err != nil {
+		return "", cfg, err
+	}
+	switch c.Opt {
+	case "SASA": // statopt's class SASA implements SASA+
+		method = "sasa+"
+	case "SALSA":
+		method = "salsa"
+		if c.Has("auto_switch") && c.AutoSwitch != 1 {
+			return "", cfg, fmt.Errorf("replay: config auto_switch = %d: only 1 is supported", c.AutoSwitch)
+		}
+	case "SSLS":
+		method = "ssls"
+	case "QHM", "SGD":
+		method = "constant"
+	default:
+		return "", cfg, fmt.Errorf("replay: config opt = %q: must be SASA, SALSA, SSLS, QHM or SGD", c.Opt)
+	}
+	sp, sl, ls := &cfg.SASAPlus, &cfg.Slope, &cfg.SSLS
+	if c.Has("warmup") {
+		sp.Warmup, sl.Warmup, cfg.SALSAWarmup = c.Warmup, c.Warmup, c.Warmup
+	}
+	if c.Has("drop_factor") {
+		if !(c.DropFactor > 1) || math.IsInf(c.DropFactor, 0) {
+			return "", cfg, fmt.Errorf("replay: config drop_factor = %v: must be finite and > 1", c.DropFactor)
+		}
+		tau := 1 / c.DropFactor
+		if 1/tau != c.DropFactor {
+			return "", cfg, fmt.Errorf("replay: config drop_factor = %v: 1/(1/drop_factor) does not round-trip, so the division cannot be reproduced", c.DropFactor)
+		}
+		sp.Tau, sl.Tau, cfg.Constant.Tau = tau, tau, tau
+	}
+	if c.Has("significance") {
+		sp.Delta, sl.Delta = c.Significance, c.Significance
+	}
+	mode := c.VarMode
+	if c.Has("force_var_mode") {
+		mode = c.ForceVarMode
+	}
+	if mode != "" {
+		switch mode {
+		case "mb", "iid": // statopt's 'mb' falls through to the i.i.d. estimator
+			sp.Variance = stats.IID
+		case "bm":
+			sp.Variance = stats.BM
+		case "olbm":
+			sp.Variance = stats.OLBM
+		default:
+			return "", cfg, fmt.Errorf("replay: config var_mode = %q: must be mb, iid, bm or olbm", mode)
+		}
+	}
+	if c.Has("leak_ratio") {
+		if c.LeakRatio < 1 {
+			return "", cfg, fmt.Errorf("replay: config leak_ratio = %d: must be ≥ 1", c.LeakRatio)
+		}
+		sp.Theta, sl.Theta = 1/float64(c.LeakRatio), 1/float64(c.LeakRatio)
+	}
+	if c.Has("minN_stats") {
+		sp.NMin, sl.NMin = c.MinNStats, c.MinNStats
+	}
+	if c.Has("testfreq") {
+		sp.KTest = c.TestFreq
+	}
+	if method == "salsa" || method == "ssls" {
+		if !c.Has("gamma") {
+			return "", cfg, fmt.Errorf("replay: config has no gamma (SSLS's γ)")
+		}
+		ls.Gamma = c.Gamma
+	}
+	if c.Has("ls_sdc") {
+		ls.C = c.LSSdc
+	}
+	if c.Has("ls_inc") {
+		ls.RhoInc = c.LSInc
+	}
+	if c.Has("ls_dec") {
+		ls.RhoDec = c.LSDec
+	}
+	if c.Has("ls_max") {
+		ls.M = c.LSMax
+	}
+	switch c.LSDir {
+	case "", "g":
+		ls.SearchAlong = schedule.AlongG
+	case "d":
+		ls.SearchAlong = schedule.AlongD
+	default:
+		return "", cfg, fmt.Errorf("replay: config ls_dir = %q: must be g or d", c.LSDir)
+	}
+	if c.LSCos != 0 {
+		return "", cfg, fmt.Errorf("replay: config ls_cos = %d: only 0 is supported", c.LSCos)
+	}
+	return method, cfg, nil
+}
+
+// Report says how faithfully a replay followed the logged run.
+type Report struct {
+	Steps int
+	// Diverged is the first step whose logged learning rate differs from the
+	// scheduler's (0 if none): with other settings than the run's, decisions
+	// after it are what the tests would have said had the run used the
+	// scheduler's rate at the logged iterates (see Run).
+	Diverged           int
+	LoggedLR, ReplayLR float64 // the two rates at Diverged
+}
+
+// Run feeds every row to s and returns the events it made.
+//
+// Line searches are answered from the logged η: the logged ratio η/α_{k−1}
+// (2, 1 or 1/2 with statopt's defaults) says which trial passed, and each
+// trial is answered with a loss that passes or fails the Armijo test
+// accordingly (Begin receives a tiny positive ⟨g,s⟩, which no trace records).
+// When the scheduler's rate α differs from the logged one α', ⟨x_{k+1},d_k⟩
+// is re-expressed for α at the logged x_k and d_k:
+// X1D = (x1d + α'·d2) − α·d2, so that Δ_k = ⟨x_k,d_k⟩ − (α/2)‖d_k‖².
+func Run(rows []trace.Row, s schedule.Scheduler) ([]schedule.Event, Report, error) {
+	var evs []schedule.Event
+	var rep Report
+	const gd = 1e-300
+	for i, row := range rows {
+		k := s.Step() + 1
+		if row.Step != k {
+			return evs, rep, fmt.Errorf("replay: row %d has step %d: want %d (rows must be consecutive from 1)", i+1, row.Step, k)
+		}
+		prevLogged, prevSched := s.LR(), s.LR()
+		if i > 0 {
+			prevLogged = rows[i-1].LR
+		}
+		req, err := s.Begin(row.Loss, gd)
+		if err != nil {
+			return evs, rep, fmt.Errorf("replay: %w", err)
+		}
+		for req.Eval {
+			if !row.HasEta {
+				return evs, rep, fmt.Errorf("replay: step %d: %s runs a line search but the trace has no eta", k, s.Name())
+			}
+			logged, asked := row.Eta/prevLogged, req.Eta/prevSched
+			f := row.Loss + math.Max(1, math.Abs(row.Loss))
+			if math.Abs(asked/logged-1) < 1e-9 {
+				f = row.Loss - math.Max(1, math.Abs(row.Loss))
+			}
+			if req, err = s.Trial(f); err != nil {
+				return evs, rep, fmt.Errorf("replay: %w", err)
+			}
+		}
+		obs := schedule.Observation{X1D: row.X1D, D2: row.D2}
+		if req.LR != row.LR {
+			if rep.Diverged == 0 && math.Abs(req.LR-row.LR) > 1e-12*math.Abs(row.LR) {
+				rep.Diverged, rep.LoggedLR, rep.ReplayLR = k, row.LR, req.LR
+			}
+			obs.X1D = (row.X1D + row.LR*row.D2) - req.LR*row.D2
+		}
+		res, err := s.End(obs)
+		if err != nil {
+			return evs, rep, fmt.Errorf("replay: %w", err)
+		}
+		evs = append(evs, res.Events...)
+		rep.Steps = k
+	}
+	return evs, rep, nil
+}

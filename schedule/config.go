@@ -1,0 +1,435 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/salsaopt/salsa/stats"
+)
+
+// SASAPlusConfig configures SASA+ (paper Algorithm 1, Table 1).
+type SASAPlusConfig struct {
+	LR0      float64              // α_0 > 0
+	Theta    float64              // θ ∈ (0,1]: fraction of the samples since the last drop kept in the window
+	Delta    float64              // δ ∈ (0,1): the test uses the (1−δ) confidence interval (eq. eqn:confi-interval)
+	Tau      float64              // τ ∈ (0,1): α ← τα on a drop
+	NMin     int                  // N_min ≥ 3: a test needs N > N_min samples
+	KTest    int                  // K_test ≥ 1: test when k mod K_test = 0
+	Warmup   int                  // ≥ 0: a drop needs k > Warmup (statopt's warmup)
+	Variance stats.VarianceMethod // σ̂_N estimator: BM (eq. eqn:bm), OLBM (eq. eqn:olbm) or IID
+
+	SignCheck    bool // statopt: also require the two half-window means to share a sign
+	Composite    bool // statopt: before the first drop, each half's interval must contain 0
+	DivideLR     bool // statopt: α ← α/(1/τ) (bit-exact with its drop_factor division)
+	KeepMomentum bool // do not ask the caller to zero the momentum on a drop
+}
+
+// SSLSConfig configures the smoothed stochastic line search (paper Algorithm 2, §3).
+type SSLSConfig struct {
+	LR0    float64 // α_0 > 0
+	C      float64 // c ∈ (0,1): sufficient-decrease constant of the Armijo test
+	RhoInc float64 // ρ_inc ≥ 1: the first trial is η = ρ_inc·α_{k−1}
+	RhoDec float64 // ρ_dec ∈ (0,1): η ← ρ_dec·η after a failed trial
+	Gamma  float64 // γ ∈ [0,1]: α_k = (1−γ)α_{k−1} + γη_k
+	M      int     // m ≥ 0: at most m trials per step
+
+	// AcceptEqual accepts a trial with f(x−ηs) = f(x) − cη⟨g,s⟩, as statopt
+	// does; Algorithm 2 needs strict decrease.
+	AcceptEqual bool
+	// SearchAlong is the line-search direction s_k: AlongG (the paper and
+	// statopt's ls_dir='g') or AlongD. The scheduler only sees ⟨g,s⟩ and the
+	// trial losses; the caller evaluates the trial points along s.
+	SearchAlong Along
+}
+
+// Along names the line-search direction.
+type Along int
+
+const (
+	AlongG Along = iota // s_k = g_k (with weight decay)
+	AlongD              // s_k = d_k
+)
+
+func (a Along) String() string {
+	if a == AlongD {
+		return "d"
+	}
+	return "g"
+}
+
+// SlopeConfig configures the SLOPE test (paper eq. test:slope and appendix
+// slope test), used by SALSA to switch and by [Slope] as a drop rule.
+// SALSA uses only Theta, Delta, NMin and KTest.
+type SlopeConfig struct {
+	LR0          float64 // α_0 > 0 (drop rule only)
+	Theta        float64 // θ ∈ (0,1]: window fraction, as in SASA+
+	Delta        float64 // δ ∈ (0,1): the loss is "decreasing" when the one-sided p-value < δ
+	Tau          float64 // τ ∈ (0,1) (drop rule only)
+	NMin         int     // ≥ 3: a test needs N > NMin losses
+	KTest        int     // ≥ 1: test when k mod KTest = 0 (statopt's SALSA: every step)
+	Warmup       int     // ≥ 0: a drop needs k > Warmup (drop rule only)
+	DivideLR     bool    // as in SASAPlusConfig (drop rule only)
+	KeepMomentum bool    // as in SASAPlusConfig (drop rule only)
+}
+
+// SASAConfig configures SASA (Lang, Zhang, Xiao 2019), the equivalence-test
+// baseline of paper appendix B.1 (eq. eqn:sasatest): drop when the (1−δ)
+// interval of E[Δ] lies inside [−ζν̄, ζν̄], with ν_k = (α/2)‖d_k‖².
+type SASAConfig struct {
+	LR0          float64
+	Theta        float64
+	Delta        float64
+	Tau          float64
+	Zeta         float64 // ζ > 0: relative half-width of the equivalence interval
+	NMin         int
+	KTest        int
+	Warmup       int
+	Variance     stats.VarianceMethod
+	DivideLR     bool
+	KeepMomentum bool
+}
+
+// ConstantConfig is a constant learning rate. Tau is used only when a
+// wrapper such as [WithValidation] asks for a drop.
+type ConstantConfig struct {
+	LR  float64
+	Tau float64
+}
+
+// CutConfig is the hand-tuned constant-and-cut schedule: α ← τα after each
+// step listed in DropSteps (so the new rate applies from the step after).
+type CutConfig struct {
+	LR0       float64
+	Tau       float64
+	DropSteps []int // strictly increasing, ≥ 1
+	DivideLR  bool
+}
+
+// WarmupConfig is a linear warmup to LR over Steps steps (α_k = LR·k/Steps
+// for k ≤ Steps), then constant-and-cut at DropSteps; the Adam baseline.
+type WarmupConfig struct {
+	LR        float64
+	Steps     int // ≥ 0; 0 means no warmup
+	Tau       float64
+	DropSteps []int
+}
+
+// ValidationConfig configures [WithValidation]: drop when the validation loss
+// has not improved on its best by more than MinDelta for more than Patience
+// consecutive checks.
+type ValidationConfig struct {
+	Patience int     // ≥ 0: 0 drops at the first check without improvement
+	MinDelta float64 // ≥ 0, absolute
+}
+
+// SALSAConfig composes SSLS, SASA+ and the SLOPE test (paper Algorithm 3).
+// The initial rate is SSLS.LR0; SASAPlus.LR0 is ignored.
+type SALSAConfig struct {
+	SSLS     SSLSConfig
+	SASAPlus SASAPlusConfig
+	Slope    SlopeConfig
+	// NoSlopeSwitch and NoStationaritySwitch disable one of the two switch
+	// rules; ForceSwitchAt > 0 switches at the end of that step regardless.
+	NoSlopeSwitch        bool
+	NoStationaritySwitch bool
+	ForceSwitchAt        int
+}
+
+// Preset names a coherent set of defaults.
+type Preset string
+
+const (
+	// PresetPaper is the paper's Table 1 and §3 with BM variance and none of
+	// statopt's additions.
+	PresetPaper Preset = "paper"
+	// PresetStatopt reproduces statopt 0.2 bit for bit, quirks included: its
+	// 'mb' variance mode is the i.i.d. estimator, N_min = 1000, leak 8 (θ =
+	// 1/8), warmup 1000 (0 in SALSA), strict comparisons, a division of the
+	// learning rate, the SLOPE test at every SSLS step of SALSA, the two
+	// stabilizers, and the line search along g accepting equality.
+	PresetStatopt Preset = "statopt"
+)
+
+// Config bundles the configuration of every method for one run.
+type Config struct {
+	Preset     Preset
+	SASAPlus   SASAPlusConfig
+	SASA       SASAConfig
+	SSLS       SSLSConfig
+	Slope      SlopeConfig
+	Cut        CutConfig
+	Warmup     WarmupConfig
+	Constant   ConstantConfig
+	Validation ValidationConfig
+	// SALSAWarmup replaces SASAPlus.Warmup inside SALSA (statopt's SALSA
+	// default is 0 where its SASA+ default is 1000).
+	SALSAWarmup int
+	// ForceSwitchAt is SALSAConfig.ForceSwitchAt.
+	ForceSwitchAt int
+}
+
+// Defaults returns the defaults of a preset for a data set of n examples,
+// mini-batch size b and initial learning rate lr0.
+//
+// Paper (Table 1, §3): N_min = min{1000, ⌈n/b⌉}, K_test = min{100, ⌈n/b⌉},
+// δ = 0.05, θ = 1/8, τ = 1/10, BM variance; c = 0.05, ρ_inc = 2, ρ_dec = 1/2,
+// γ = √(b/n), m = 2. SASA uses ζ = 0.02.
+func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
+	if n < 1 {
+		return Config{}, fmt.Errorf("schedule: n = %d: the number of training examples must be ≥ 1", n)
+	}
+	if b < 1 || b > n {
+		return Config{}, fmt.Errorf("schedule: b = %d: the mini-batch size must be in [1, n=%d]", b, n)
+	}
+	if !(lr0 > 0) || math.IsInf(lr0, 0) {
+		return Config{}, fmt.Errorf("schedule: lr0 = %v: must be finite and > 0", lr0)
+	}
+	perEpoch := (n + b - 1) / b
+	gamma := math.Sqrt(float64(b) / float64(n))
+	c := Config{Preset: p}
+	switch p {
+	case PresetPaper:
+		nmin, ktest := min(1000, perEpoch), min(100, perEpoch)
+		nmin = max(nmin, 3)
+		c.SASAPlus = SASAPlusConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1,
+			NMin: nmin, KTest: ktest, Variance: stats.BM}
+		c.SSLS = SSLSConfig{LR0: lr0, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: gamma, M: 2}
+		c.Slope = SlopeConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1, NMin: nmin, KTest: ktest}
+	case PresetStatopt:
+		c.SASAPlus = SASAPlusConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1,
+			NMin: 1000, KTest: 100, Warmup: 1000, Variance: stats.IID,
+			SignCheck: true, Composite: true, DivideLR: true}
+		c.SSLS = SSLSConfig{LR0: lr0, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: gamma, M: 2, AcceptEqual: true}
+		c.Slope = SlopeConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1, NMin: 1000, KTest: 1,
+			Warmup: 1000, DivideLR: true}
+	default:
+		return Config{}, fmt.Errorf("schedule: preset %q: must be %q or %q", p, PresetPaper, PresetStatopt)
+	}
+	sp := c.SASAPlus
+	c.SASA = SASAConfig{LR0: lr0, Theta: sp.Theta, Delta: sp.Delta, Tau: sp.Tau, Zeta: 0.02,
+		NMin: sp.NMin, KTest: sp.KTest, Warmup: sp.Warmup, Variance: sp.Variance, DivideLR: sp.DivideLR}
+	c.Cut = CutConfig{LR0: lr0, Tau: sp.Tau, DivideLR: sp.DivideLR}
+	c.Warmup = WarmupConfig{LR: lr0, Tau: sp.Tau}
+	c.Constant = ConstantConfig{LR: lr0, Tau: sp.Tau}
+	return c, nil
+}
+
+// SALSA returns the SALSA configuration of the bundle.
+func (c Config) SALSA() SALSAConfig {
+	sp := c.SASAPlus
+	sp.Warmup = c.SALSAWarmup
+	return SALSAConfig{SSLS: c.SSLS, SASAPlus: sp, Slope: c.Slope, ForceSwitchAt: c.ForceSwitchAt}
+}
+
+// Methods lists the names New accepts.
+var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "ssls", "salsa",
+	"constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val"}
+
+// New builds the scheduler a method names from the bundle. A "-val" suffix
+// wraps it in [WithValidation].
+func New(method string, c Config, opts ...Option) (Scheduler, error) {
+	if base, ok := cutSuffix(method, "-val"); ok {
+		in, err := New(base, c, opts...)
+		if err != nil {
+			return nil, err
+		}
+		d, ok := in.(Dropper)
+		if !ok {
+			return nil, fmt.Errorf("schedule: method %q: %q cannot drop on validation", method, base)
+		}
+		return NewWithValidation(d, c.Validation, opts...)
+	}
+	switch method {
+	case "constant":
+		return NewConstant(c.Constant, opts...)
+	case "cut":
+		return NewCut(c.Cut, opts...)
+	case "warmup":
+		return NewWarmup(c.Warmup, opts...)
+	case "sasa+":
+		return NewSASAPlus(c.SASAPlus, opts...)
+	case "sasa":
+		return NewSASA(c.SASA, opts...)
+	case "slope":
+		return NewSlope(c.Slope, opts...)
+	case "ssls":
+		return NewSSLS(c.SSLS, opts...)
+	case "salsa":
+		return NewSALSA(c.SALSA(), opts...)
+	}
+	return nil, fmt.Errorf("schedule: method %q: must be one of %v", method, Methods)
+}
+
+func cutSuffix(s, suf string) (string, bool) {
+	if len(s) > len(suf) && s[len(s)-len(suf):] == suf {
+		return s[:len(s)-len(suf)], true
+	}
+	return s, false
+}
+
+// Validation helpers: each names the field, the value and the valid range.
+
+func checkPos(field string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("schedule: %s = %v: must be finite and > 0", field, v)
+	}
+	return nil
+}
+
+func checkOpen01(field string, v float64) error {
+	if !(v > 0 && v < 1) {
+		return fmt.Errorf("schedule: %s = %v: must be in (0, 1)", field, v)
+	}
+	return nil
+}
+
+func checkTheta(field string, v float64) error {
+	if !(v > 0 && v <= 1) {
+		return fmt.Errorf("schedule: %s = %v: must be in (0, 1]", field, v)
+	}
+	return nil
+}
+
+func checkIntMin(field string, v, lo int) error {
+	if v < lo {
+		return fmt.Errorf("schedule: %s = %d: must be ≥ %d", field, v, lo)
+	}
+	return nil
+}
+
+func checkVariance(field string, m stats.VarianceMethod) error {
+	switch m {
+	case stats.IID, stats.BM, stats.OLBM:
+		return nil
+	}
+	return fmt.Errorf("schedule: %s = %d: must be stats.IID, stats.BM or stats.OLBM", field, int(m))
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// Validate reports the first invalid field.
+func (c SASAPlusConfig) Validate() error {
+	return firstErr(
+		checkPos("SASAPlusConfig.LR0", c.LR0),
+		checkTheta("SASAPlusConfig.Theta", c.Theta),
+		checkOpen01("SASAPlusConfig.Delta", c.Delta),
+		checkOpen01("SASAPlusConfig.Tau", c.Tau),
+		checkIntMin("SASAPlusConfig.NMin", c.NMin, 3),
+		checkIntMin("SASAPlusConfig.KTest", c.KTest, 1),
+		checkIntMin("SASAPlusConfig.Warmup", c.Warmup, 0),
+		checkVariance("SASAPlusConfig.Variance", c.Variance))
+}
+
+// Validate reports the first invalid field.
+func (c SSLSConfig) Validate() error {
+	err := firstErr(
+		checkPos("SSLSConfig.LR0", c.LR0),
+		checkOpen01("SSLSConfig.C", c.C),
+		checkOpen01("SSLSConfig.RhoDec", c.RhoDec),
+		checkIntMin("SSLSConfig.M", c.M, 0))
+	if err != nil {
+		return err
+	}
+	if !(c.RhoInc >= 1) || math.IsInf(c.RhoInc, 0) {
+		return fmt.Errorf("schedule: SSLSConfig.RhoInc = %v: must be finite and ≥ 1", c.RhoInc)
+	}
+	if !(c.Gamma >= 0 && c.Gamma <= 1) {
+		return fmt.Errorf("schedule: SSLSConfig.Gamma = %v: must be in [0, 1]", c.Gamma)
+	}
+	if c.SearchAlong != AlongG && c.SearchAlong != AlongD {
+		return fmt.Errorf("schedule: SSLSConfig.SearchAlong = %d: must be AlongG or AlongD", int(c.SearchAlong))
+	}
+	return nil
+}
+
+// Validate reports the first invalid field. SALSA's SLOPE test checks only
+// the fields it uses (see validateTest).
+func (c SlopeConfig) Validate() error {
+	return firstErr(
+		checkPos("SlopeConfig.LR0", c.LR0),
+		checkOpen01("SlopeConfig.Tau", c.Tau),
+		checkIntMin("SlopeConfig.Warmup", c.Warmup, 0),
+		c.validateTest())
+}
+
+func (c SlopeConfig) validateTest() error {
+	return firstErr(
+		checkTheta("SlopeConfig.Theta", c.Theta),
+		checkOpen01("SlopeConfig.Delta", c.Delta),
+		checkIntMin("SlopeConfig.NMin", c.NMin, 3),
+		checkIntMin("SlopeConfig.KTest", c.KTest, 1))
+}
+
+// Validate reports the first invalid field.
+func (c SASAConfig) Validate() error {
+	return firstErr(
+		checkPos("SASAConfig.LR0", c.LR0),
+		checkTheta("SASAConfig.Theta", c.Theta),
+		checkOpen01("SASAConfig.Delta", c.Delta),
+		checkOpen01("SASAConfig.Tau", c.Tau),
+		checkPos("SASAConfig.Zeta", c.Zeta),
+		checkIntMin("SASAConfig.NMin", c.NMin, 3),
+		checkIntMin("SASAConfig.KTest", c.KTest, 1),
+		checkIntMin("SASAConfig.Warmup", c.Warmup, 0),
+		checkVariance("SASAConfig.Variance", c.Variance))
+}
+
+// Validate reports the first invalid field.
+func (c SALSAConfig) Validate() error {
+	sp := c.SASAPlus
+	sp.LR0 = c.SSLS.LR0
+	return firstErr(c.SSLS.Validate(), sp.Validate(), c.Slope.validateTest(),
+		checkIntMin("SALSAConfig.ForceSwitchAt", c.ForceSwitchAt, 0))
+}
+
+// Validate reports the first invalid field.
+func (c ConstantConfig) Validate() error {
+	return firstErr(checkPos("ConstantConfig.LR", c.LR), checkOpen01("ConstantConfig.Tau", c.Tau))
+}
+
+func checkSteps(field string, steps []int) error {
+	for i, s := range steps {
+		if s < 1 || (i > 0 && s <= steps[i-1]) {
+			return fmt.Errorf("schedule: %s[%d] = %d: must be ≥ 1 and strictly increasing", field, i, s)
+		}
+	}
+	return nil
+}
+
+// Validate reports the first invalid field.
+func (c CutConfig) Validate() error {
+	return firstErr(checkPos("CutConfig.LR0", c.LR0), checkOpen01("CutConfig.Tau", c.Tau),
+		checkSteps("CutConfig.DropSteps", c.DropSteps))
+}
+
+// Validate reports the first invalid field.
+func (c WarmupConfig) Validate() error {
+	return firstErr(checkPos("WarmupConfig.LR", c.LR), checkIntMin("WarmupConfig.Steps", c.Steps, 0),
+		checkOpen01("WarmupConfig.Tau", c.Tau), checkSteps("WarmupConfig.DropSteps", c.DropSteps))
+}
+
+// Validate reports the first invalid field.
+func (c ValidationConfig) Validate() error {
+	if err := checkIntMin("ValidationConfig.Patience", c.Patience, 0); err != nil {
+		return err
+	}
+	if !(c.MinDelta >= 0) || math.IsInf(c.MinDelta, 0) {
+		return fmt.Errorf("schedule: ValidationConfig.MinDelta = %v: must be finite and ≥ 0", c.MinDelta)
+	}
+	return nil
+}
+
+// drop applies the drop rule α ← τα, or statopt's α ← α/(1/τ).
+func drop(lr, tau float64, divide bool) float64 {
+	if divide {
+		return lr / (1 / tau)
+	}
+	return lr * tau
+}

@@ -1,0 +1,183 @@
+package schedule
+
+import (
+	"fmt"
+
+	"github.com/salsaopt/salsa/stats"
+)
+
+// SASAPlus is SASA+ (paper Algorithm 1): keep α constant while the (1−δ)
+// confidence interval of E[Δ] (eq. eqn:confi-interval) over the most recent
+// ⌈θ(k−k_o)⌉ samples excludes 0; when it no longer does (tested every K_test
+// steps once N > N_min), α ← τα, the window restarts and the caller zeroes
+// the momentum.
+type SASAPlus struct {
+	cfg   SASAPlusConfig
+	opt   options
+	st    stepper
+	lr    float64
+	drops int
+	m     *stationarity
+}
+
+// SASAPlusState is the state of SASA+ between steps.
+type SASAPlusState struct {
+	Step      int               // completed steps k
+	LR        float64           // α for the next step
+	Drops     int               // drops so far
+	Composite bool              // the composite first-test rule is still in force
+	Window    stats.WindowState // the Δ window
+}
+
+// NewSASAPlus returns SASA+ at step 0 with α = cfg.LR0.
+func NewSASAPlus(cfg SASAPlusConfig, opts ...Option) (*SASAPlus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &SASAPlus{cfg: cfg, opt: buildOptions(opts), lr: cfg.LR0, m: newStationarity(cfg)}, nil
+}
+
+func (s *SASAPlus) Name() string                   { return "sasa+" }
+func (s *SASAPlus) LR() float64                    { return s.lr }
+func (s *SASAPlus) Step() int                      { return s.st.k }
+func (s *SASAPlus) Searching() bool                { return false }
+func (s *SASAPlus) Config() SASAPlusConfig         { return s.cfg }
+func (s *SASAPlus) Abort()                         { s.st.abort() }
+func (s *SASAPlus) setOptions(o options)           { s.opt = o }
+func (s *SASAPlus) Trial(float64) (Request, error) { return Request{}, noTrial(s.st.k + 1) }
+
+// Begin opens step k+1; SASA+ needs neither the loss nor gd, but checks them.
+func (s *SASAPlus) Begin(loss, gd float64) (Request, error) {
+	if err := s.st.begin(loss, gd); err != nil {
+		return Request{}, err
+	}
+	return Request{LR: s.lr}, nil
+}
+
+// End pushes Δ_k and runs the test when it is due.
+func (s *SASAPlus) End(obs Observation) (Result, error) {
+	res, err := s.end(obs, true)
+	if err == nil {
+		s.opt.emit(s.Name(), res.Events)
+	}
+	return res, err
+}
+
+// end closes the step; allowDrop false runs the test but never drops.
+func (s *SASAPlus) end(obs Observation, allowDrop bool) (Result, error) {
+	delta, err := s.st.checkEnd(obs, s.lr)
+	if err != nil {
+		return Result{}, err
+	}
+	k := s.st.k + 1
+	res := Result{Step: k, LR: s.lr}
+	ev, tested, err := s.m.observe(k, delta)
+	if err != nil {
+		return Result{}, err
+	}
+	s.st.commit()
+	if tested {
+		res.Events = append(res.Events, ev)
+		if allowDrop && ev.Stationary && k > s.cfg.Warmup {
+			res.Events = append(res.Events, s.drop(k, "stationarity"))
+			res.ResetMomentum = !s.cfg.KeepMomentum
+		}
+	}
+	res.NextLR = s.lr
+	return res, nil
+}
+
+func (s *SASAPlus) drop(k int, reason string) Event {
+	s.lr = drop(s.lr, s.cfg.Tau, s.cfg.DivideLR)
+	s.drops++
+	s.m.reset()
+	return Event{Step: k, Kind: KindDrop, NewLR: s.lr, Reason: reason}
+}
+
+// Drop implements [Dropper].
+func (s *SASAPlus) Drop(reason string) (Result, error) {
+	if err := s.st.between("Drop"); err != nil {
+		return Result{}, err
+	}
+	ev := s.drop(s.st.k, reason)
+	s.opt.emit(s.Name(), []Event{ev})
+	return Result{Step: s.st.k, LR: s.lr, NextLR: s.lr, ResetMomentum: !s.cfg.KeepMomentum, Events: []Event{ev}}, nil
+}
+
+// SetLR sets α for the following steps without a drop: the window and the
+// composite rule are kept. SALSA drives its SASA+ this way during SSLS.
+func (s *SASAPlus) SetLR(lr float64) error {
+	if err := s.st.between("SetLR"); err != nil {
+		return err
+	}
+	if err := checkPos("SASAPlus.SetLR lr", lr); err != nil {
+		return err
+	}
+	s.lr = lr
+	return nil
+}
+
+// State returns a deep copy of the state.
+func (s *SASAPlus) State() SASAPlusState {
+	return SASAPlusState{Step: s.st.k, LR: s.lr, Drops: s.drops, Composite: s.m.composite, Window: s.m.w.State()}
+}
+
+// SetState replaces the state between steps, so that a test can build SASA+
+// in any phase. The window's θ must be the configuration's.
+func (s *SASAPlus) SetState(st SASAPlusState) error {
+	if err := s.st.between("SetState"); err != nil {
+		return err
+	}
+	w, err := restoreWindow("SASAPlusState.Window", st.Window, s.cfg.Theta)
+	if err != nil {
+		return err
+	}
+	if err := firstErr(checkIntMin("SASAPlusState.Step", st.Step, 0), checkIntMin("SASAPlusState.Drops", st.Drops, 0),
+		checkPos("SASAPlusState.LR", st.LR)); err != nil {
+		return err
+	}
+	s.st = stepper{k: st.Step}
+	s.lr, s.drops = st.LR, st.Drops
+	s.m.w, s.m.composite = w, st.Composite
+	return nil
+}
+
+func restoreWindow(field string, ws stats.WindowState, theta float64) (*stats.Window, error) {
+	if ws.Theta != theta {
+		return nil, fmt.Errorf("schedule: %s.Theta = %v: must equal the configuration's θ = %v", field, ws.Theta, theta)
+	}
+	w, err := stats.NewWindowFromState(ws)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %s: %w", field, err)
+	}
+	return w, nil
+}
+
+// MarshalBinary writes a versioned snapshot (JSON) of the configuration and
+// the state. It fails while a step is open.
+func (s *SASAPlus) MarshalBinary() ([]byte, error) {
+	if err := s.st.between("MarshalBinary"); err != nil {
+		return nil, err
+	}
+	return marshalSnapshot(s.Name(), s.cfg, s.State())
+}
+
+// UnmarshalBinary restores a snapshot written by MarshalBinary, into any
+// SASAPlus value including the zero value.
+func (s *SASAPlus) UnmarshalBinary(data []byte) error {
+	var cfg SASAPlusConfig
+	var st SASAPlusState
+	if err := unmarshalSnapshot(data, "sasa+", &cfg, &st); err != nil {
+		return err
+	}
+	n, err := NewSASAPlus(cfg)
+	if err != nil {
+		return err
+	}
+	if err := n.SetState(st); err != nil {
+		return err
+	}
+	n.opt = s.opt
+	*s = *n
+	return nil
+}

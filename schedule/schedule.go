@@ -1,0 +1,233 @@
+// Package schedule holds the learning-rate schedulers of the paper and its
+// baselines, each a state machine driven by explicit per-step inputs.
+//
+// # Protocol
+//
+// A training step k (1-based, as statopt's nSteps after the update) talks to a
+// [Scheduler] in three calls, in the style of gonum/optimize's reverse
+// communication: the scheduler says what it needs, the caller computes it.
+//
+//	req, err := s.Begin(loss, gd)   // loss f(x_k) with its L2 term; gd = ⟨g_k, s_k⟩
+//	for req.Eval {                  // SSLS only: evaluate a trial step
+//		f := lossAt(x - req.Eta*s)  // eval mode, same mini-batch
+//		req, err = s.Trial(f)
+//	}
+//	x -= req.LR * d                 // the update x_{k+1} = x_k − α_k d_k
+//	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
+//	if res.ResetMomentum { dir.Reset() }
+//
+// s_k is the line-search direction: g_k for the paper's Algorithm 2 and for
+// statopt (ls_dir='g'), d_k when [SSLSConfig.SearchAlong] is [AlongD]. A
+// scheduler that runs no line search ignores gd, and [Scheduler.Searching]
+// tells the caller whether it must compute it at all.
+//
+// A decision taken at step k (a drop, a switch) applies from step k+1 on: the
+// learning rate returned by the next Begin is [Result.NextLR].
+//
+// # Errors
+//
+// Every method validates its inputs first. NaN or ±Inf in a loss, an inner
+// product or a squared norm is rejected with an error that names the input and
+// the step, and the scheduler's state is left exactly as it was, so the caller
+// may skip the batch and go on. The one exception is a line-search trial of
+// +Inf, which is the overflow of a too-long step and counts as a failed
+// Armijo test. Calls out of order (End before Begin, Trial when no trial was
+// asked for) return [ErrPhase].
+package schedule
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+)
+
+// Request is what a scheduler asks of the caller for the current step.
+type Request struct {
+	// Eval is true while the line search needs f_ξk(x_k − Eta·s_k) on the
+	// current mini-batch, to be reported with [Scheduler.Trial].
+	Eval bool
+	// Eta is the trial step size η when Eval is true.
+	Eta float64
+	// LR is the learning rate α_k for the update x_{k+1} = x_k − α_k·d_k.
+	// It is set when Eval is false.
+	LR float64
+}
+
+// Observation carries the statistics of the update just made with the
+// learning rate α_k of the last [Request].
+//
+// SASA+ forms Δ_k = ⟨x_k,d_k⟩ − (α_k/2)‖d_k‖² (paper, before eq.
+// confi-interval) from them in the equivalent post-update form
+// ⟨x_{k+1},d_k⟩ + (α_k/2)‖d_k‖², as statopt does.
+type Observation struct {
+	X1D float64 // ⟨x_{k+1}, d_k⟩
+	D2  float64 // ‖d_k‖², not scaled by α/2
+}
+
+// Result reports what happened at the end of a step.
+type Result struct {
+	Step          int     // k, 1-based: the number of updates made so far
+	LR            float64 // α_k, the learning rate this update used
+	NextLR        float64 // the learning rate step k+1 starts from
+	ResetMomentum bool    // true after a drop: the caller zeroes the direction's momentum
+	Searched      bool    // a line search ran at this step
+	Eta           float64 // the step η_k the line search settled on, when Searched
+	Events        []Event // every test and decision of this step, in order; nil if none
+}
+
+// Scheduler is a learning-rate schedule driven one step at a time.
+//
+// Every implementation in this package passes the suite in package schedtest.
+type Scheduler interface {
+	// Name is the method's name as the CLI spells it ("salsa", "sasa+", ...).
+	Name() string
+	// LR is the learning rate the next step would start from.
+	LR() float64
+	// Step is the number of completed steps.
+	Step() int
+	// Searching reports whether the next step runs a line search, that is,
+	// whether Begin needs gd.
+	Searching() bool
+	// Begin starts a step with the mini-batch loss f_ξk(x_k) (including the L2
+	// term if the objective has one) and gd = ⟨g_k, s_k⟩.
+	Begin(loss, gd float64) (Request, error)
+	// Trial reports f_ξk(x_k − η·s_k) for the η of the last request.
+	Trial(f float64) (Request, error)
+	// End reports the statistics of the update and closes the step.
+	End(obs Observation) (Result, error)
+	// Abort discards the open step, if any: the state is as before Begin.
+	// Use it to skip a batch whose gradient turned out not to be finite.
+	Abort()
+
+	// MarshalBinary writes a versioned snapshot of the configuration and the
+	// state between steps; UnmarshalBinary restores it, after which the
+	// scheduler takes exactly the decisions the original would have.
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// Dropper is implemented by schedulers that can be told to drop their
+// learning rate from outside, which is how [WithValidation] composes.
+type Dropper interface {
+	Scheduler
+	// Drop multiplies the learning rate by the scheduler's τ now, between
+	// steps, as if its own test had fired. The result carries the drop event
+	// and whether the caller must zero the momentum.
+	Drop(reason string) (Result, error)
+}
+
+// Kind names an event.
+type Kind int
+
+const (
+	KindTest            Kind = iota + 1 // SASA+ stationarity test (statopt's stats_test)
+	KindSlopeTest                       // SLOPE test (statopt's linregress)
+	KindDrop                            // learning-rate drop
+	KindSwitch                          // SALSA's switch from SSLS to SASA+
+	KindEquivalenceTest                 // SASA's equivalence test (Lang et al. 2019)
+	KindValidation                      // a validation-loss check of WithValidation
+)
+
+var kindNames = [...]string{
+	KindTest:            "test",
+	KindSlopeTest:       "slope_test",
+	KindDrop:            "drop",
+	KindSwitch:          "switch",
+	KindEquivalenceTest: "equivalence_test",
+	KindValidation:      "val_check",
+}
+
+// String returns the kind as the events CSV spells it.
+func (k Kind) String() string {
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// ParseKind is the inverse of [Kind.String].
+func ParseKind(s string) (Kind, error) {
+	for k, n := range kindNames {
+		if n != "" && n == s {
+			return Kind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("schedule: unknown event kind %q", s)
+}
+
+// Event is one test or decision. Which fields are meaningful depends on Kind;
+// the layout follows the conformance events format, where each kind is one CSV
+// row (see package trace).
+type Event struct {
+	Step int
+	Kind Kind
+
+	// KindTest and KindEquivalenceTest: the window and its interval.
+	Count      int     // samples in the window
+	Mean       float64 // window mean of Δ
+	Lower      float64 // Mean − half-width
+	Upper      float64 // Mean + half-width
+	Mean1      float64 // mean of the first half of the window
+	Mean2      float64 // mean of the second half
+	Std        float64 // σ̂_N from the variance estimator
+	Dof        int     // its degrees of freedom
+	Stationary bool    // the test's verdict (KindTest: cannot reject stationarity)
+	Composite  bool    // the composite first-test rule was in force
+	Margin     float64 // KindEquivalenceTest: ζ·ν̄, the half-width of the equivalence interval
+
+	// KindSlopeTest.
+	Slope      float64 // least-squares slope of the loss window
+	Prob       float64 // one-sided t CDF of the slope statistic, N−2 dof
+	Decreasing bool    // Prob < δ: the loss is still falling
+
+	// KindDrop.
+	NewLR  float64 // the learning rate after the drop
+	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"
+
+	// KindValidation.
+	ValLoss  float64 // the validation loss reported
+	BestLoss float64 // the best validation loss before this one
+	Bad      int     // consecutive checks without improvement, this one included
+}
+
+// LogValue makes an Event print usefully with log/slog.
+func (e Event) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.Int("step", e.Step), slog.String("kind", e.Kind.String())}
+	switch e.Kind {
+	case KindTest, KindEquivalenceTest:
+		attrs = append(attrs,
+			slog.Int("count", e.Count), slog.Float64("mean", e.Mean),
+			slog.Float64("lower", e.Lower), slog.Float64("upper", e.Upper),
+			slog.Float64("mean1", e.Mean1), slog.Float64("mean2", e.Mean2),
+			slog.Float64("std", e.Std), slog.Int("dof", e.Dof),
+			slog.Bool("stationary", e.Stationary), slog.Bool("composite", e.Composite))
+		if e.Kind == KindEquivalenceTest {
+			attrs = append(attrs, slog.Float64("margin", e.Margin))
+		}
+	case KindSlopeTest:
+		attrs = append(attrs, slog.Int("count", e.Count), slog.Float64("slope", e.Slope),
+			slog.Float64("prob", e.Prob), slog.Bool("decreasing", e.Decreasing))
+	case KindDrop:
+		attrs = append(attrs, slog.Float64("new_lr", e.NewLR), slog.String("reason", e.Reason))
+	case KindSwitch:
+		attrs = append(attrs, slog.String("reason", e.Reason))
+	case KindValidation:
+		attrs = append(attrs, slog.Float64("val_loss", e.ValLoss),
+			slog.Float64("best", e.BestLoss), slog.Int("bad", e.Bad))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// ErrPhase is returned when a method is called out of the Begin, Trial*, End
+// order.
+var ErrPhase = errors.New("schedule: call out of order")
+
+// finite reports an error naming the input if v is NaN or ±Inf.
+func finite(name string, step int, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("schedule: step %d: %s = %v: must be finite", step, name, v)
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+// Package stats is the statistics core of SASA+ and SALSA (Zhang, Lang, Liu,
+// Xiao 2020), written to match the authors' reference code (statopt 0.2)
+// rule by rule.
+//
+//   - [Window] is statopt's leaky bucket: after n pushes it holds the most
+//     recent N = ⌈θ·n⌉ samples (Algorithm 1, line "N ← ⌈θ(k−k_o)⌉").
+//   - [Mean] and [Std] give μ̂_N and σ̂_N of §2.2 with the i.i.d., batch-means
+//     (appendix A, eq. eqn:bm) or overlapping-batch-means (eq. eqn:olbm)
+//     estimator. BM uses statopt's dof q−1, not the p−1 of appendix A; with
+//     p = q = ⌊√N⌋ as the paper prescribes the two differ only when
+//     ⌊N/q⌋ > q.
+//   - [MeanInterval] is the (1−δ) confidence interval of E[Δ], eq.
+//     eqn:confi-interval; [Interval.Stationary] is SASA+'s test of Algorithm 1
+//     (0 ∈ μ̂_N ± ω_N, appendix B.2 eq. eqn:sasaplustest) with statopt's
+//     sign and composite checks; [Interval.Equivalent] is SASA's equivalence
+//     test (appendix B.1, eq. eqn:sasatest).
+//   - [SlopeTest] is the SLOPE test of §2.2 (eq. test:slope, appendix A
+//     "Slope test for linear regression") in the form of statopt's linregress.
+//   - [TQuantile] and [TCDF] are Student-t helpers on gonum's stat/distuv.
+//
+// # Errors
+//
+// NewWindow, NewWindowFromState, Window.Push, ParseVarianceMethod, Std,
+// MeanInterval and SlopeTest validate their inputs and return an error that
+// names the field, its value and the valid range: θ outside (0, 1], δ outside
+// (0, 1), a window too short for the estimator, NaN or ±Inf samples, and sums
+// that overflow. No function panics on bad input. Functions without an error
+// result return NaN where the result is undefined (Mean of an empty slice,
+// TQuantile or TCDF with dof < 1 or a NaN argument).
+package stats

@@ -1,0 +1,154 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// TraceHeader is the first line of a *.trace.csv file.
+const TraceHeader = "step,lr,loss,x1d,d2,eta"
+
+var traceColumns = [...]string{"step", "lr", "loss", "x1d", "d2", "eta"}
+
+// Row is one optimizer step of a trace.
+type Row struct {
+	Step   int     // k, 1-based: statopt's nSteps after the update
+	LR     float64 // α_k, the learning rate of the update x_{k+1} = x_k − α_k·d_k
+	Loss   float64 // f_ξk(x_k) plus the L2 term (statopt's f0 when a line search ran)
+	X1D    float64 // ⟨x_{k+1}, d_k⟩
+	D2     float64 // ‖d_k‖², not scaled by α/2
+	Eta    float64 // the line-search step η that was smoothed into LR; meaningful if HasEta
+	HasEta bool    // false when no line search ran (an empty eta cell)
+}
+
+// ReadTrace reads a trace, gzip-compressed (detected by its magic bytes
+// 1f 8b) or plain. NaN and ±Inf cells are accepted (see the package doc).
+func ReadTrace(r io.Reader) ([]Row, error) {
+	zr, closeZ, err := maybeGunzip(r)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := readTrace(zr)
+	if cerr := closeZ(); err == nil && cerr != nil {
+		err = fmt.Errorf("trace: gzip: %w", cerr)
+	}
+	return rows, err
+}
+
+func readTrace(r io.Reader) ([]Row, error) {
+	lr := newLineReader(r)
+	if err := lr.header(TraceHeader); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	cells := make([]string, 0, len(traceColumns))
+	for {
+		line, ok, err := lr.next()
+		if err != nil {
+			return rows, err
+		}
+		if !ok {
+			return rows, nil
+		}
+		cells = split(cells, line)
+		if len(cells) != len(traceColumns) {
+			return rows, &ParseError{Line: lr.line,
+				Err: fmt.Errorf("%d columns, want %d (%s)", len(cells), len(traceColumns), TraceHeader)}
+		}
+		var row Row
+		if row.Step, err = parseInt(cells[0]); err != nil {
+			return rows, cellError(lr.line, 0, traceColumns[:], err)
+		}
+		for col := 1; col <= 4; col++ {
+			f, err := parseFloat(cells[col])
+			if err != nil {
+				return rows, cellError(lr.line, col, traceColumns[:], err)
+			}
+			switch col {
+			case 1:
+				row.LR = f
+			case 2:
+				row.Loss = f
+			case 3:
+				row.X1D = f
+			case 4:
+				row.D2 = f
+			}
+		}
+		if cells[5] != "" {
+			if row.Eta, err = parseFloat(cells[5]); err != nil {
+				return rows, cellError(lr.line, 5, traceColumns[:], err)
+			}
+			row.HasEta = true
+		}
+		rows = append(rows, row)
+	}
+}
+
+// ReadTraceFile reads the trace in the named file (see [ReadTrace]).
+func ReadTraceFile(path string) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	defer f.Close()
+	rows, err := ReadTrace(f)
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		pe.File = path
+	}
+	return rows, err
+}
+
+// TraceWriter writes a trace one row per step. Its output is plain text; wrap
+// the destination in a gzip.Writer for a *.trace.csv.gz.
+type TraceWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+// NewTraceWriter returns a writer that has written the header to w.
+func NewTraceWriter(w io.Writer) (*TraceWriter, error) {
+	t := &TraceWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 128)}
+	if _, err := t.w.WriteString(TraceHeader + "\n"); err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return t, nil
+}
+
+// Write writes one row. Eta is written only when HasEta is true; otherwise the
+// cell is empty and Eta is ignored.
+func (t *TraceWriter) Write(r Row) error {
+	b := AppendRow(t.buf[:0], r)
+	b = append(b, '\n')
+	t.buf = b
+	if _, err := t.w.Write(b); err != nil {
+		return fmt.Errorf("trace: step %d: %w", r.Step, err)
+	}
+	return nil
+}
+
+// Flush writes any buffered rows to the underlying writer.
+func (t *TraceWriter) Flush() error {
+	if err := t.w.Flush(); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
+}
+
+// AppendRow appends r as one trace line, without the newline, to dst.
+func AppendRow(dst []byte, r Row) []byte {
+	dst = appendInt(dst, r.Step)
+	for _, f := range [...]float64{r.LR, r.Loss, r.X1D, r.D2} {
+		dst = append(dst, ',')
+		dst = AppendFloat(dst, f)
+	}
+	dst = append(dst, ',')
+	if r.HasEta {
+		dst = AppendFloat(dst, r.Eta)
+	}
+	return dst
+}
