@@ -52,7 +52,7 @@ func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, er
 			return "", cfg, fmt.Errorf("replay: config drop_factor = %v: must be finite and > 1", c.DropFactor)
 		}
 		tau := 1 / c.DropFactor
-		if 1/tau != c.DropFactor {
+		if c.DropFactor != math.Round(c.DropFactor) && 1/tau != c.DropFactor {
 			return "", cfg, fmt.Errorf("replay: config drop_factor = %v: 1/(1/drop_factor) does not round-trip, so the division cannot be reproduced", c.DropFactor)
 		}
 		sp.Tau, sl.Tau, cfg.Constant.Tau = tau, tau, tau

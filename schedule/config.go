@@ -20,7 +20,7 @@ type SASAPlusConfig struct {
 
 	SignCheck    bool // statopt: also require the two half-window means to share a sign
 	Composite    bool // statopt: before the first drop, each half's interval must contain 0
-	DivideLR     bool // statopt: α ← α/(1/τ) (bit-exact with its drop_factor division)
+	DivideLR     bool // statopt: α ← α/drop_factor with drop_factor = 1/τ (see drop)
 	KeepMomentum bool // do not ask the caller to zero the momentum on a drop
 }
 
@@ -426,10 +426,17 @@ func (c ValidationConfig) Validate() error {
 	return nil
 }
 
-// drop applies the drop rule α ← τα, or statopt's α ← α/(1/τ).
+// drop applies the drop rule α ← τα, or statopt's α ← α/drop_factor with
+// drop_factor = 1/τ. For an integer factor 1/τ is within an ulp of it (49:
+// 1/(1/49) = 49.00000000000001), so it is rounded back, which makes the
+// division bit-exact with statopt for every integer drop_factor.
 func drop(lr, tau float64, divide bool) float64 {
-	if divide {
-		return lr / (1 / tau)
+	if !divide {
+		return lr * tau
 	}
-	return lr * tau
+	f := 1 / tau
+	if r := math.Round(f); math.Abs(f-r) <= 1e-9*r {
+		f = r
+	}
+	return lr / f
 }
