@@ -12,8 +12,11 @@ func TestResolveOrder(t *testing.T) {
 	_, self, _, _ := runtime.Caller(0)
 	srcCopy := filepath.Join(filepath.Dir(self), MNIST) // the repository copy, data/mnist
 
-	cwd := t.TempDir()
-	t.Chdir(cwd)
+	t.Chdir(t.TempDir())
+	cwd, err := os.Getwd() // as Resolve sees it (symbolic links resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// 4. Nothing given and no ./data/mnist: the copy next to the source.
 	t.Setenv(EnvVar, "")

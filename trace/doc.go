@@ -28,15 +28,14 @@
 //
 //	test:             mean,lower,upper,stationary,composite,count,mean1,mean2,std,dof
 //	slope_test:       slope,prob,decreasing,count
-//	drop:             new_lr[,reason]
+//	drop:             new_lr
 //	switch:           reason
 //	equivalence_test: mean,lower,upper,margin,stationary,count,std,dof
 //	val_check:        val_loss,best,bad
 //
 // The first four are statopt's (the reference files); equivalence_test
 // (SASA's test, Lang et al. 2019) and val_check ([schedule.KindValidation])
-// are this package's. A drop's reason column is written only when
-// [schedule.Event.Reason] is not empty, so a drop with no reason is exactly the
-// reference row. Fields that a kind's row does not list are not stored and read
-// back as zero. A reason may not contain a comma, a quote or a line break.
+// are this package's. A drop's [schedule.Event.Reason] is not written: the
+// preceding test row says why, and the drop row stays exactly the reference's.
+// Fields that a kind's row does not list are not stored and read back as zero. A reason may not contain a comma, a quote or a line break.
 package trace

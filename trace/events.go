@@ -58,8 +58,8 @@ var eventColumns = map[schedule.Kind][]column{
 		fcol("prob", func(e *schedule.Event) *float64 { return &e.Prob }),
 		bcol("decreasing", func(e *schedule.Event) *bool { return &e.Decreasing }),
 		colCount},
-	// The reason column of a drop is optional (see the package doc).
-	schedule.KindDrop:   {fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR }), colReason},
+	// A drop's reason is not a column: the reference rows are step,drop,new_lr.
+	schedule.KindDrop:   {fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR })},
 	schedule.KindSwitch: {colReason},
 	schedule.KindEquivalenceTest: {colMean, colLower, colUpper,
 		fcol("margin", func(e *schedule.Event) *float64 { return &e.Margin }),
@@ -88,7 +88,7 @@ func appendEvent(dst []byte, ev schedule.Event) ([]byte, error) {
 		return dst, fmt.Errorf("trace: step %d: unknown event kind %d", ev.Step, int(ev.Kind))
 	}
 	var err error
-	for i, c := range cols {
+	for _, c := range cols {
 		switch p := c.ptr(&ev).(type) {
 		case *float64:
 			dst = AppendFloat(append(dst, ','), *p)
@@ -97,9 +97,6 @@ func appendEvent(dst []byte, ev schedule.Event) ([]byte, error) {
 		case *bool:
 			dst = appendBool(append(dst, ','), *p)
 		case *string:
-			if ev.Kind == schedule.KindDrop && i == len(cols)-1 && *p == "" {
-				break // optional reason of a drop
-			}
 			if e := checkReason(*p); e != nil && err == nil {
 				err = fmt.Errorf("trace: step %d: %s: %w", ev.Step, ev.Kind, e)
 			}
@@ -171,6 +168,7 @@ func WriteEvents(w io.Writer, evs []schedule.Event) error {
 
 // ReadEvents reads an events file written by statopt's recorder or by
 // [WriteEvents]. NaN and ±Inf cells are accepted (see the package doc).
+// On error it also returns the events before the bad line.
 func ReadEvents(r io.Reader) ([]schedule.Event, error) {
 	lr := newLineReader(r)
 	if err := lr.header(EventsHeader); err != nil {
@@ -204,7 +202,7 @@ func ReadEvents(r io.Reader) ([]schedule.Event, error) {
 			names = append(names, c.name)
 		}
 		want := 2 + len(cols)
-		if n := len(cells); n != want && !(ev.Kind == schedule.KindDrop && n == want-1) {
+		if n := len(cells); n != want {
 			return evs, &ParseError{Line: lr.line,
 				Err: fmt.Errorf("%d columns, want %d for kind %s (%s)", n, want, ev.Kind, strings.Join(names, ","))}
 		}

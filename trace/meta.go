@@ -22,8 +22,8 @@ type StatoptConfig struct {
 	QHMNu        float64 `json:"qhm_nu"`
 	WeightDecay  float64 `json:"weight_decay"`
 	Warmup       int     `json:"warmup"`
-	DropFactor   float64 `json:"drop_factor"`  // ζ⁻¹: lr is divided by it at a drop
-	Significance float64 `json:"significance"` // δ
+	DropFactor   float64 `json:"drop_factor"`  // 1/τ: lr is divided by it at a drop (Algorithm 1)
+	Significance float64 `json:"significance"` // δ of the (1−δ) confidence interval
 	VarMode      string  `json:"var_mode"`     // "iid", "mb", "bm", "olbm"
 	LeakRatio    int     `json:"leak_ratio"`
 	MinNStats    int     `json:"minN_stats"`

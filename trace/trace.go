@@ -26,6 +26,7 @@ type Row struct {
 
 // ReadTrace reads a trace, gzip-compressed (detected by its magic bytes
 // 1f 8b) or plain. NaN and ±Inf cells are accepted (see the package doc).
+// On error it also returns the rows before the bad line.
 func ReadTrace(r io.Reader) ([]Row, error) {
 	zr, closeZ, err := maybeGunzip(r)
 	if err != nil {

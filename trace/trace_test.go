@@ -71,7 +71,9 @@ func TestReadTraceFile(t *testing.T) {
 
 // sameRow compares rows bitwise, so that NaN equals NaN and −0 differs from 0.
 func sameRow(a, b Row) bool {
-	eq := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y) }
+	eq := func(x, y float64) bool {
+		return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
+	}
 	return a.Step == b.Step && eq(a.LR, b.LR) && eq(a.Loss, b.Loss) && eq(a.X1D, b.X1D) && eq(a.D2, b.D2) &&
 		a.HasEta == b.HasEta && eq(a.Eta, b.Eta)
 }
@@ -148,7 +150,6 @@ func TestEventKinds(t *testing.T) {
 		{schedule.Event{Step: 801, Kind: schedule.KindSwitch, Reason: "slope"}, "801,switch,slope"},
 		{schedule.Event{Step: 9000, Kind: schedule.KindDrop, NewLR: 2.809295934608976e-05}, "9000,drop,2.809295934608976e-05"},
 		// This package's own rows.
-		{schedule.Event{Step: 5, Kind: schedule.KindDrop, NewLR: 0.01, Reason: "validation"}, "5,drop,0.01,validation"},
 		{schedule.Event{Step: 700, Kind: schedule.KindEquivalenceTest, Mean: -1e-05, Lower: -0.5, Upper: 0.25,
 			Margin: 0.75, Stationary: true, Count: 300, Std: 1.5, Dof: 17},
 			"700,equivalence_test,-1e-05,-0.5,0.25,0.75,1,300,1.5,17"},
@@ -170,8 +171,8 @@ func TestWriteEventsRejects(t *testing.T) {
 		{Step: 1, Kind: 0},
 		{Step: 1, Kind: schedule.Kind(99)},
 		{Step: 1, Kind: schedule.KindSwitch, Reason: "a,b"},
-		{Step: 1, Kind: schedule.KindDrop, NewLR: 1, Reason: "x\ny"},
-		{Step: 1, Kind: schedule.KindDrop, NewLR: 1, Reason: `"q"`},
+		{Step: 1, Kind: schedule.KindSwitch, Reason: "x\ny"},
+		{Step: 1, Kind: schedule.KindSwitch, Reason: `"q"`},
 	} {
 		var buf bytes.Buffer
 		if err := WriteEvents(&buf, []schedule.Event{ev}); err == nil {
@@ -192,7 +193,7 @@ func TestMalformedEvents(t *testing.T) {
 		{h + "801\n", 2, 0, "1 columns"},
 		{h + "801,frobnicate,1\n", 2, 2, `(kind): unknown event kind "frobnicate"`},
 		{h + "x,drop,0.1\n", 2, 1, "(step)"},
-		{h + "1,drop\n", 2, 0, "2 columns, want 4 for kind drop (step,kind,new_lr,reason)"},
+		{h + "1,drop\n", 2, 0, "2 columns, want 3 for kind drop (step,kind,new_lr)"},
 		{h + "1,drop,0.1,a,b\n", 2, 0, "5 columns"},
 		{h + "1,drop,zero\n", 2, 3, `(new_lr): "zero" is not a number`},
 		{h + "1,switch\n", 2, 0, "want 3 for kind switch"},

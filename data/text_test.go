@@ -1,0 +1,165 @@
+package data
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCharCorpus(t *testing.T) {
+	c, err := charCorpus([]byte("hello, world!\n")) // 14 characters: train 12, valid 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"\n", " ", "!", ",", "d", "e", "h", "l", "o", "r", "w"}; !slices.Equal(c.Vocab, want) {
+		t.Errorf("vocab %q, want %q", c.Vocab, want)
+	}
+	if want := []int{6, 5, 7, 7, 8, 3, 1, 10, 8, 9, 7, 4}; !slices.Equal(c.Train, want) {
+		t.Errorf("train %v, want %v", c.Train, want)
+	}
+	if want := []int{2, 0}; !slices.Equal(c.Valid, want) || c.Test != nil {
+		t.Errorf("valid %v test %v", c.Valid, c.Test)
+	}
+	// Multi-byte characters are single tokens.
+	c, err = charCorpus([]byte("été"))
+	if err != nil || !slices.Equal(c.Vocab, []string{"t", "é"}) || len(c.Train)+len(c.Valid) != 3 {
+		t.Errorf("utf-8: %+v, %v", c, err)
+	}
+	if _, err := charCorpus([]byte{'a', 0xff}); err == nil {
+		t.Error("invalid UTF-8 accepted")
+	}
+}
+
+// Reference: Python 3.11.2 on /work/shared/data/tinyshakespeare/input.txt:
+// len(text) = 1115394, sorted(set(text)) has 65 characters
+// "\n !$&',-.3:;?ABC…XYZabc…xyz", int(n*0.9) = 1003854, the first ten ids
+// [18, 47, 56, 57, 58, 1, 15, 47, 58, 47].
+func TestLoadTinyShakespeare(t *testing.T) {
+	c, err := LoadTinyShakespeare(sharedData(t, TinyShakespeare))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Train) + len(c.Valid); n != 1115394 || len(c.Train) != 1003854 {
+		t.Errorf("%d characters, %d for training; want 1115394, 1003854", n, len(c.Train))
+	}
+	if got, want := strings.Join(c.Vocab, ""), "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"; got != want {
+		t.Errorf("vocab %q, want %q", got, want)
+	}
+	if want := []int{18, 47, 56, 57, 58, 1, 15, 47, 58, 47}; !slices.Equal(c.Train[:10], want) {
+		t.Errorf("first ids %v, want %v", c.Train[:10], want)
+	}
+}
+
+// Reference: Python 3.11.2 reading the same bytes with
+// io.TextIOWrapper(io.BytesIO(b), encoding="utf8") (as open() does) and
+// line.split() + ["<eos>"], one vocabulary across the three calls.
+func TestWords(t *testing.T) {
+	v := newVocab()
+	a, err := v.words([]byte("a b\n\n c\r\nd\re\x1cf\u00a0g\u3000h\u200bi\tb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := v.words([]byte(" z a \n"))
+	c, _ := v.words(nil)
+	if want := []int{0, 1, 2, 2, 3, 2, 4, 2, 5, 6, 7, 8, 1, 2}; !slices.Equal(a, want) {
+		t.Errorf("a = %v, want %v", a, want)
+	}
+	if want := []int{9, 0, 2}; !slices.Equal(b, want) || len(c) != 0 {
+		t.Errorf("b = %v, c = %v", b, c)
+	}
+	if want := []string{"a", "b", "<eos>", "c", "d", "e", "f", "g", "h\u200bi", "z"}; !slices.Equal(v.list, want) {
+		t.Errorf("vocab %q, want %q", v.list, want)
+	}
+	if _, err := v.words([]byte{0xc3}); err == nil {
+		t.Error("invalid UTF-8 accepted")
+	}
+}
+
+// pySpace is [hex(c) for c in range(0x110000) if chr(c).isspace()] from
+// Python 3.11.2.
+var pySpace = []rune{0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680,
+	0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
+	0x2028, 0x2029, 0x202f, 0x205f, 0x3000}
+
+func TestIsPySpace(t *testing.T) {
+	var got []rune
+	for c := rune(0); c < 0x110000; c++ {
+		if isPySpace(c) {
+			got = append(got, c)
+		}
+	}
+	if !slices.Equal(got, pySpace) {
+		t.Errorf("isPySpace holds for %U, want %U", got, pySpace)
+	}
+}
+
+func TestLoadWikiText2(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) []byte {
+		os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644)
+		return []byte(s)
+	}
+	va, te := write("valid.txt", " b c \n"), write("test.txt", " d a \n")
+	reg := Registry{WikiText2: {{Name: "train.txt"},
+		{Name: "valid.txt", Size: int64(len(va)), SHA256: sum(va)},
+		{Name: "test.txt", Size: int64(len(te)), SHA256: sum(te)}}}
+
+	_, err := reg.loadWikiText2(dir)
+	want := "data: wikitext-2: " + filepath.Join(dir, "train.txt") + ": no such file: the WikiText-2 training split is not included"
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
+		t.Errorf("missing train.txt: error %v, want %q", err, want)
+	}
+
+	write("train.txt", " a b \n = x = \n")
+	c, err := reg.loadWikiText2(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "<eos>", "=", "x", "c", "d"}; !slices.Equal(c.Vocab, want) {
+		t.Errorf("vocab %q, want %q", c.Vocab, want)
+	}
+	if !slices.Equal(c.Train, []int{0, 1, 2, 3, 4, 3, 2}) || !slices.Equal(c.Valid, []int{1, 5, 2}) || !slices.Equal(c.Test, []int{6, 0, 2}) {
+		t.Errorf("train %v valid %v test %v", c.Train, c.Valid, c.Test)
+	}
+
+	write("test.txt", " d a !\n")
+	if _, err := reg.loadWikiText2(dir); !errors.Is(err, ErrChecksum) {
+		t.Errorf("changed test.txt: error %v, want ErrChecksum", err)
+	}
+}
+
+// Reference: the data README (token counts 217,646 and 245,569, matching the
+// published WikiText-2 sizes) and Python 3.11.2 with the word_language_model
+// tokenisation, valid.txt then test.txt: 13,777 then 18,328 distinct words.
+func TestWikiText2Real(t *testing.T) {
+	dir := sharedData(t, WikiText2)
+	if _, err := os.Stat(filepath.Join(dir, "train.txt")); err == nil {
+		t.Skip("train.txt present: the counts below are for valid and test alone")
+	}
+	_, err := LoadWikiText2(dir)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "train.txt") {
+		t.Errorf("error %v, want one naming train.txt", err)
+	}
+	v := newVocab()
+	for _, s := range []struct {
+		file          string
+		tokens, vocab int
+	}{{"valid.txt", 217646, 13777}, {"test.txt", 245569, 18328}} {
+		f, _ := Known.file(WikiText2, s.file)
+		b, _, err := Known.read(dir, WikiText2, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := v.words(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != s.tokens || len(v.list) != s.vocab {
+			t.Errorf("%s: %d tokens, vocabulary %d; want %d, %d", s.file, len(ids), len(v.list), s.tokens, s.vocab)
+		}
+	}
+}
