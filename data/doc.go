@@ -1,6 +1,7 @@
-// Package data loads the datasets of the paper's experiments (§5 and
-// appendix D): MNIST and Fashion-MNIST (IDX), CIFAR-10 (binary version),
-// Tiny Shakespeare (characters) and WikiText-2 (words).
+// Package data loads the datasets of the paper's experiments (MNIST, CIFAR-10
+// and WikiText-2; fig. fig:cifar_results) and two small extras: MNIST and
+// Fashion-MNIST (IDX), CIFAR-10 (binary version), Tiny Shakespeare
+// (characters) and WikiText-2 (words).
 //
 // # Layout
 //

@@ -82,19 +82,14 @@ func readIDX(r io.Reader, magic uint32) (dims []int, body []byte, err error) {
 	dims = make([]int, ndim)
 	for i := range dims {
 		dims[i] = int(binary.BigEndian.Uint32(hdr[4+4*i:]))
-	}
-	total := uint64(1)
-	for i, d := range dims {
-		if i > 0 && d == 0 {
-			return nil, nil, fmt.Errorf("header %v: dimension %d = 0: must be ≥ 1", dims, i)
+		if i > 0 && dims[i] == 0 {
+			return nil, nil, fmt.Errorf("header %v: dimension %d = 0: must be ≥ 1", dims[:i+1], i)
 		}
-		hi, lo := bits.Mul64(total, uint64(d))
-		if hi != 0 || lo > math.MaxInt {
-			return nil, nil, fmt.Errorf("header %v: the data size overflows an int", dims)
-		}
-		total = lo
 	}
-	want := int(total)
+	want, ok := mulInts(dims...)
+	if !ok {
+		return nil, nil, fmt.Errorf("header %v: the data size overflows an int", dims)
+	}
 	body, err = readExactly(r, want)
 	if err != nil {
 		return nil, nil, fmt.Errorf("header %v: %w", dims, err)
@@ -127,8 +122,9 @@ func readExactly(r io.Reader, want int) ([]byte, error) {
 	if n > 0 {
 		return nil, fmt.Errorf("trailing data after the %d bytes the header announces", want)
 	}
-	if !errors.Is(err, io.EOF) {
-		return nil, err // e.g. a gzip checksum error, detected at the end of the stream
+	if err != io.EOF {
+		// e.g. a gzip checksum error or a cut gzip trailer, seen only at the end
+		return nil, fmt.Errorf("after the data: %w", err)
 	}
 	return buf, nil
 }
@@ -141,9 +137,12 @@ func (im *Images) Float32(mean, std []float32) ([]float32, error) {
 	if im.N < 0 || im.Channels < 1 || im.Rows < 1 || im.Cols < 1 {
 		return nil, fmt.Errorf("data: images %d×%d×%d×%d: N must be ≥ 0 and channels, rows, cols ≥ 1", im.N, im.Channels, im.Rows, im.Cols)
 	}
-	dim := im.Dim()
-	if len(im.Pixels) != im.N*dim {
-		return nil, fmt.Errorf("data: images: len(Pixels) = %d: must be N·Channels·Rows·Cols = %d", len(im.Pixels), im.N*dim)
+	total, ok := mulInts(im.N, im.Channels, im.Rows, im.Cols)
+	if !ok {
+		return nil, fmt.Errorf("data: images %d×%d×%d×%d: too large", im.N, im.Channels, im.Rows, im.Cols)
+	}
+	if len(im.Pixels) != total {
+		return nil, fmt.Errorf("data: images: len(Pixels) = %d: must be N·Channels·Rows·Cols = %d", len(im.Pixels), total)
 	}
 	if len(mean) != im.Channels || len(std) != im.Channels {
 		return nil, fmt.Errorf("data: len(mean) = %d, len(std) = %d: must both be the number of channels, %d", len(mean), len(std), im.Channels)
@@ -164,11 +163,28 @@ func (im *Images) Float32(mean, std []float32) ([]float32, error) {
 	}
 	out := make([]float32, len(im.Pixels))
 	plane := im.Rows * im.Cols
-	for off := 0; off < len(out); off += plane {
-		t := &lut[(off/plane)%im.Channels]
+	for k, off := 0, 0; off < len(out); k, off = k+1, off+plane {
+		t, dst := &lut[k%im.Channels], out[off:off+plane]
 		for i, p := range im.Pixels[off : off+plane] {
-			out[off+i] = t[p]
+			dst[i] = t[p]
 		}
 	}
 	return out, nil
+}
+
+// mulInts returns the product of non-negative ints and whether it fits in an
+// int.
+func mulInts(xs ...int) (int, bool) {
+	p := uint64(1)
+	for _, x := range xs {
+		if x < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(p, uint64(x))
+		if hi != 0 || lo > math.MaxInt {
+			return 0, false
+		}
+		p = lo
+	}
+	return int(p), true
 }

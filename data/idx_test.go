@@ -70,6 +70,11 @@ func TestReadIDXLabels(t *testing.T) {
 
 func TestReadIDXErrors(t *testing.T) {
 	gzTwo := gz(t, twoImages)
+	noise := make([]byte, 1000)
+	for i := range noise {
+		noise[i] = byte(i * i * 7919 >> 3)
+	}
+	gzBig := gz(t, idxFile(2051, []uint32{10, 10, 10}, noise))
 	badCRC := slices.Clone(gzTwo)
 	badCRC[len(badCRC)-6] ^= 0xff // inside the CRC-32 of the gzip trailer
 	for _, tc := range []struct {
@@ -91,8 +96,9 @@ func TestReadIDXErrors(t *testing.T) {
 		{"huge header, no data", false, idxFile(2051, []uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32}, nil), "overflows an int"},
 		{"huge count, little data", false, idxFile(2051, []uint32{1 << 30, 28, 28}, make([]byte, 100)), "data truncated: 100 of"},
 		{"labels truncated", true, idxFile(2049, []uint32{5}, []byte{1, 2}), "data truncated: 2 of 5 bytes"},
-		{"gzip truncated", false, gzTwo[:len(gzTwo)-10], "unexpected EOF"},
-		{"gzip bad crc", false, badCRC, "gzip: invalid checksum"},
+		{"gzip truncated", false, gzTwo[:len(gzTwo)-10], "after the data: unexpected EOF"},
+		{"gzip data truncated", false, gzBig[:len(gzBig)/2], "header [10 10 10]: data truncated: "},
+		{"gzip bad crc", false, badCRC, "after the data: gzip: invalid checksum"},
 	} {
 		var err error
 		if tc.labels {

@@ -237,7 +237,7 @@ func TestLoadIDXErrors(t *testing.T) {
 	t.Run("mnist hint", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := LoadMNIST(dir)
-		want := "data: mnist: " + filepath.Join(dir, "train-images-idx3-ubyte.gz") + ": no such file; run with --download to fetch it"
+		want := "data: mnist: " + filepath.Join(dir, "train-images-idx3-ubyte.gz") + ": no such file (nor its decompressed form train-images-idx3-ubyte); run with --download to fetch it, or point --data (or SALSA_DATA) at a data folder holding a good copy in mnist/"
 		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want %q", err, want)
 		}

@@ -126,10 +126,11 @@ func (e *fileError) Unwrap() error { return e.kind }
 
 // hint says how to get a good copy of a dataset.
 func hint(name string) string {
+	h := "point --data (or SALSA_DATA) at a data folder holding a good copy in " + name + "/"
 	if _, ok := DefaultMirror(name); ok {
-		return "run with --download to fetch it, or point --data (or SALSA_DATA) at a folder holding a good " + name + "/"
+		h = "run with --download to fetch it, or " + h
 	}
-	return "point --data (or SALSA_DATA) at a folder holding a good " + name + "/"
+	return h
 }
 
 // file returns the registry entry of one file of a dataset.
@@ -151,8 +152,10 @@ func (r Registry) read(dir, name string, f File) (b []byte, path string, err err
 	size, sum := f.Size, f.SHA256
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f.Name, ".gz") {
 		raw := filepath.Join(dir, strings.TrimSuffix(f.Name, ".gz"))
-		if _, err := os.Stat(raw); err == nil {
+		if _, err := os.Stat(raw); !errors.Is(err, fs.ErrNotExist) {
 			path, size, sum = raw, f.RawSize, f.RawSHA256
+		} else {
+			return nil, path, &fileError{name, path, "no such file (nor its decompressed form " + filepath.Base(raw) + ")", hint(name), fs.ErrNotExist}
 		}
 	}
 	b, err = readVerified(name, path, size, sum)

@@ -116,3 +116,28 @@ func BenchmarkStepsLogreg(b *testing.B) { benchInterleaved(b, logregModel, 784) 
 
 // BenchmarkStepsMLP: 784-512-512-10 ReLU, batch 128.
 func BenchmarkStepsMLP(b *testing.B) { benchInterleaved(b, mlpModel, 784) }
+
+// BenchmarkPlain times the plain QHM step alone (for profiling).
+func BenchmarkPlain(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		m    Model
+	}{{"logreg", logregModel}, {"mlp", mlpModel}} {
+		b.Run(c.name, func(b *testing.B) {
+			tr, err := New(gobackend.GetBackend(), model.NewStore(), c.m, Config{LR: 1e-3, Beta: 0.9, Nu: 0.7, WeightDecay: 1e-4})
+			if err != nil {
+				b.Fatal(err)
+			}
+			bs := randBatches(4, 128, 784, 10)
+			if _, err := tr.Step(bs[0].x, bs[0].y); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := tr.Step(bs[i%4].x, bs[i%4].y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

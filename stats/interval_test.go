@@ -96,6 +96,14 @@ func TestTQuantileReference(t *testing.T) {
 			t.Errorf("TQuantile(%v, %d) is not NaN", c.p, c.dof)
 		}
 	}
+	// Far tails: mpmath 1.2.1 gives CDF(-5.017857536050508e10; 30) = 1.0e-300
+	// (scipy 1.10.1 returns -2.1e11 there); dof 1 would need |t| = 3e299.
+	if got := TQuantile(1e-300, 30); relErr(got, -5.017857536050508e10) > 1e-12 {
+		t.Errorf("TQuantile(1e-300, 30) = %v", got)
+	}
+	if got := TQuantile(1e-300, 1); !math.IsInf(got, -1) {
+		t.Errorf("TQuantile(1e-300, 1) = %v, want -Inf (beyond 1e150)", got)
+	}
 	if !math.IsInf(TQuantile(0, 5), -1) || !math.IsInf(TQuantile(1, 5), 1) || TQuantile(0.5, 5) != 0 {
 		t.Error("TQuantile at p = 0, 1, 0.5")
 	}
@@ -204,6 +212,7 @@ func TestMeanIntervalErrors(t *testing.T) {
 		{w, 0, 0.05, "variance method = 0"},
 		{[]float64{1, 2, math.Inf(-1), 4}, OLBM, 0.05, "w[2] = -Inf"},
 		{[]float64{1e308, 1e308, -1e308, -1e308}, IID, 0.05, "overflow"},
+		{[]float64{1, 2}, IID, 1e-300, "delta = 1e-300: the t quantile with dof 1 overflows"},
 	} {
 		_, err := MeanInterval(c.w, c.m, c.delta)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,0 +1,24 @@
+package data
+
+import "testing"
+
+func BenchmarkLoadMNIST(b *testing.B) {
+	for b.Loop() {
+		if _, err := LoadMNIST(MNIST); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFloat32MNISTTrain(b *testing.B) {
+	ds, err := repoMNIST()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(ds.TrainX.Pixels)))
+	for b.Loop() {
+		if _, err := ds.TrainX.Float32(ds.Mean, ds.Std); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/salsaopt/salsa/gomlx/internal/plots"
+)
+
+func init() {
+	commands["plot"] = command{"draw the figures of a run directory, or compare several runs", runPlot}
+}
+
+func runPlot(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plot", stderr)
+	runDir := fs.String("run", "", "run `directory` to draw: lr, loss, acc and stats (.png and .svg)")
+	runs := fs.String("runs", "", "comma-separated run `directories` to overlay: compare_lr, compare_loss, compare_acc")
+	out := fs.String("out", "", "output `directory` (default: the --run directory; required with --runs)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: salsa plot --run DIR [--out OUT]\n       salsa plot --runs DIR1,DIR2,... --out OUT")
+		fmt.Fprintln(stderr, "\nDraws figures as PNG and SVG from a run directory written by salsa train")
+		fmt.Fprintln(stderr, "(steps.csv.gz, events.csv, epochs.csv, run.json) and prints the files written.")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	usageErr := func(msg string) error {
+		fmt.Fprintln(stderr, "salsa plot: "+msg)
+		fs.Usage()
+		return errUsage
+	}
+	var d plots.Drawn
+	var err error
+	switch {
+	case (*runDir == "") == (*runs == ""):
+		return usageErr("give exactly one of --run and --runs")
+	case *runDir != "":
+		o := *out
+		if o == "" {
+			o = *runDir
+		}
+		d, err = plots.DrawRunTo(*runDir, o)
+	default:
+		if *out == "" {
+			return usageErr("--runs needs --out")
+		}
+		var dirs []string
+		for _, s := range strings.Split(*runs, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				return usageErr(fmt.Sprintf("--runs %q: empty directory name", *runs))
+			}
+			dirs = append(dirs, s)
+		}
+		d, err = plots.DrawCompareTo(dirs, *out)
+	}
+	for _, f := range d.Files {
+		fmt.Fprintln(stdout, f)
+	}
+	for _, s := range d.Skipped {
+		fmt.Fprintln(stderr, "salsa plot: note: "+s)
+	}
+	return err
+}

@@ -1,0 +1,219 @@
+// Package linear is a fast path for softmax regression (multinomial logistic
+// regression) on flat float32 parameter vectors, with the QHM direction and
+// what the schedule protocol needs, without a computation graph.
+//
+// The parameters x are one flat vector: the weights W as Out rows of In (one
+// row per class, so that both the forward pass and the gradient are dot
+// products and axpys on contiguous rows), then the Out biases.
+//
+// The line-search trials are almost free: the logits are linear in x, so
+// z(x − η·g) = z(x) − η·u with u = X·G_Wᵀ + g_b computed once per step, and
+// ‖x − η·g‖² = ‖x‖² − 2η⟨x,g⟩ + η²‖g‖².
+package linear
+
+import (
+	"fmt"
+	"math"
+)
+
+// Config configures a [Trainer].
+type Config struct {
+	In, Out     int     // features and classes; In ≥ 1, Out ≥ 2
+	Beta        float64 // QHM momentum β, in [0, 1)
+	Nu          float64 // QHM ν, in [0, 1]
+	WeightDecay float64 // wd ≥ 0
+}
+
+// Trainer holds the parameters, the momentum and the scratch of one batch.
+type Trainer struct {
+	cfg Config
+	X   []float32 // parameters: W (Out×In, row-major), then b (Out)
+	h   []float32 // QHM momentum
+	g   []float32 // g_k of the last Grad: ∇f + wd·x
+
+	// Kept from the last Grad for the trials.
+	batch []float32 // the inputs, n×In
+	y     []int32
+	z     []float32 // logits at x, n×Out
+	u     []float32 // X·G_Wᵀ + g_b, n×Out, computed at the first trial
+	uOK   bool
+	xx    float64 // ‖x‖²
+	xg    float64 // ⟨x, g⟩
+	gg    float64 // ‖g‖²
+	p     []float32
+}
+
+// New returns a Trainer with x = 0.
+func New(cfg Config) (*Trainer, error) {
+	switch {
+	case cfg.In < 1:
+		return nil, fmt.Errorf("linear: In = %d: must be >= 1", cfg.In)
+	case cfg.Out < 2:
+		return nil, fmt.Errorf("linear: Out = %d: must be >= 2", cfg.Out)
+	case !(cfg.Beta >= 0 && cfg.Beta < 1):
+		return nil, fmt.Errorf("linear: Beta = %v: must be in [0, 1)", cfg.Beta)
+	case !(cfg.Nu >= 0 && cfg.Nu <= 1):
+		return nil, fmt.Errorf("linear: Nu = %v: must be in [0, 1]", cfg.Nu)
+	case !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0):
+		return nil, fmt.Errorf("linear: WeightDecay = %v: must be finite and >= 0", cfg.WeightDecay)
+	}
+	n := cfg.Out*cfg.In + cfg.Out
+	return &Trainer{cfg: cfg, X: make([]float32, n), h: make([]float32, n), g: make([]float32, n)}, nil
+}
+
+// ResetMomentum zeroes h, as after a learning-rate drop.
+func (t *Trainer) ResetMomentum() { clear(t.h) }
+
+// Grad computes the mean cross-entropy plus 0.5·wd·‖x‖² on the batch
+// (inputs n×In row-major, labels in [0, Out)) and g = ∇f + wd·x, which it
+// keeps for [Trainer.Trial] and [Trainer.Update]; it returns the loss and
+// ‖g‖². The batch must not change until the next Grad.
+func (t *Trainer) Grad(inputs []float32, labels []int32) (loss, gg float64, err error) {
+	in, out := t.cfg.In, t.cfg.Out
+	n := len(labels)
+	if n == 0 || len(inputs) != n*in {
+		return 0, 0, fmt.Errorf("linear: len(inputs) = %d: must be len(labels)·In = %d·%d > 0", len(inputs), n, in)
+	}
+	for i, c := range labels {
+		if c < 0 || int(c) >= out {
+			return 0, 0, fmt.Errorf("linear: labels[%d] = %d: must be in [0, %d)", i, c, out)
+		}
+	}
+	t.batch, t.y, t.uOK = inputs, labels, false
+	t.z = grow(t.z, n*out)
+	t.p = grow(t.p, out)
+	W, b := t.X[:out*in], t.X[out*in:]
+	gW, gb := t.g[:out*in], t.g[out*in:]
+	clear(t.g)
+	inv := 1 / float32(n)
+	var sum float64
+	for i := 0; i < n; i++ {
+		xi := inputs[i*in : (i+1)*in]
+		zi := t.z[i*out : (i+1)*out]
+		for j := 0; j < out; j++ {
+			zi[j] = b[j] + dot(xi, W[j*in:(j+1)*in])
+		}
+		lse := logSumExp(zi)
+		sum += float64(lse - zi[labels[i]])
+		for j := 0; j < out; j++ {
+			d := float32(math.Exp(float64(zi[j] - lse)))
+			if int32(j) == labels[i] {
+				d--
+			}
+			d *= inv
+			gb[j] += d
+			axpy(d, xi, gW[j*in:(j+1)*in])
+		}
+	}
+	// g += wd·x, with ‖x‖², ⟨x,g⟩ and ‖g‖² for the loss and the trials.
+	wd := float32(t.cfg.WeightDecay)
+	var xx, xg, g2 float64
+	for i, x := range t.X {
+		gi := t.g[i] + wd*x
+		t.g[i] = gi
+		xx += float64(x * x)
+		xg += float64(x * gi)
+		g2 += float64(gi * gi)
+	}
+	t.xx, t.xg, t.gg = xx, xg, g2
+	loss = sum/float64(n) + 0.5*t.cfg.WeightDecay*xx
+	return loss, g2, nil
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func logSumExp(z []float32) float32 {
+	m := z[0]
+	for _, v := range z[1:] {
+		m = max(m, v)
+	}
+	var s float64
+	for _, v := range z {
+		s += math.Exp(float64(v - m))
+	}
+	return m + float32(math.Log(s))
+}
+
+// Trial returns f(x − η·g) + 0.5·wd·‖x − η·g‖² on the batch of the last
+// [Trainer.Grad], with x unchanged.
+func (t *Trainer) Trial(eta float64) (float64, error) {
+	if t.y == nil {
+		return 0, fmt.Errorf("linear: Trial before Grad")
+	}
+	if math.IsNaN(eta) || math.IsInf(eta, 0) {
+		return 0, fmt.Errorf("linear: eta = %v: must be finite", eta)
+	}
+	in, out, n := t.cfg.In, t.cfg.Out, len(t.y)
+	if !t.uOK {
+		t.u = grow(t.u, n*out)
+		gW, gb := t.g[:out*in], t.g[out*in:]
+		for i := 0; i < n; i++ {
+			xi := t.batch[i*in : (i+1)*in]
+			for j := 0; j < out; j++ {
+				t.u[i*out+j] = gb[j] + dot(xi, gW[j*in:(j+1)*in])
+			}
+		}
+		t.uOK = true
+	}
+	e := float32(eta)
+	var sum float64
+	for i := 0; i < n; i++ {
+		zi, ui := t.z[i*out:(i+1)*out], t.u[i*out:(i+1)*out]
+		for j := range t.p {
+			t.p[j] = zi[j] - e*ui[j]
+		}
+		sum += float64(logSumExp(t.p) - t.p[t.y[i]])
+	}
+	xx := t.xx - 2*eta*t.xg + eta*eta*t.gg
+	return sum/float64(n) + 0.5*t.cfg.WeightDecay*xx, nil
+}
+
+// Update makes x ← x − lr·d with the QHM direction of the g of the last
+// [Trainer.Grad], and returns ⟨x_{k+1}, d_k⟩ and ‖d_k‖².
+func (t *Trainer) Update(lr float64) (x1d, d2 float64, err error) {
+	if t.y == nil {
+		return 0, 0, fmt.Errorf("linear: Update before Grad")
+	}
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return 0, 0, fmt.Errorf("linear: lr = %v: must be finite and > 0", lr)
+	}
+	t.y = nil // g is spent
+	a := float32(lr)
+	beta, nu := float32(t.cfg.Beta), float32(t.cfg.Nu)
+	if beta == 0 || nu == 0 {
+		for i, d := range t.g {
+			x := t.X[i] - a*d
+			t.X[i] = x
+			x1d += float64(x * d)
+			d2 += float64(d * d)
+		}
+		return x1d, d2, nil
+	}
+	for i, g := range t.g {
+		h := beta*t.h[i] + (1-beta)*g
+		t.h[i] = h
+		d := h
+		if nu != 1 {
+			d = (1-nu)*g + nu*h
+		}
+		x := t.X[i] - a*d
+		t.X[i] = x
+		x1d += float64(x * d)
+		d2 += float64(d * d)
+	}
+	return x1d, d2, nil
+}
+
+// Step is Grad then Update: one plain step at learning rate lr.
+func (t *Trainer) Step(inputs []float32, labels []int32, lr float64) (loss, x1d, d2 float64, err error) {
+	if loss, _, err = t.Grad(inputs, labels); err != nil {
+		return 0, 0, 0, err
+	}
+	x1d, d2, err = t.Update(lr)
+	return loss, x1d, d2, err
+}
