@@ -8,6 +8,7 @@ require (
 	github.com/gomlx/compute v0.1.13
 	github.com/gomlx/gomlx v0.28.15
 	github.com/salsaopt/salsa v0.0.0-00010101000000-000000000000
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -23,6 +24,5 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.35.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 )

@@ -28,7 +28,7 @@ const (
 // epochRow is one line of epochs.csv. Steps is the cumulative number of
 // optimizer steps at the end of the epoch; missing or empty cells are NaN.
 type epochRow struct {
-	Epoch, Steps                         int
+	Epoch, Steps                     int
 	LR, TrainLoss, TestLoss, TestAcc float64
 }
 
@@ -57,7 +57,11 @@ func loadRun(dir string) (*run, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("plots: run directory %q is not a directory", dir)
 	}
-	r := &run{dir: dir, name: filepath.Base(filepath.Clean(dir)), theta: 1.0 / 8}
+	name := filepath.Base(filepath.Clean(dir))
+	if abs, err := filepath.Abs(dir); err == nil {
+		name = filepath.Base(abs)
+	}
+	r := &run{dir: dir, name: name, theta: 1.0 / 8}
 	has := func(f string) bool { _, err := os.Stat(filepath.Join(dir, f)); return err == nil }
 	if has(StepsFile) {
 		if r.rows, err = trace.ReadTraceFile(filepath.Join(dir, StepsFile)); err != nil {

@@ -141,10 +141,12 @@ func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 	figs["compare_acc"].Legend.Top, figs["compare_acc"].Legend.YOffs = false, 6
 	var lrVals, lossVals []float64
 	lines := map[string]int{}
-	add := func(fig, name string, pts plotter.XYs, sty draw.LineStyle) {
-		if addLine(figs[fig], name, pts, sty) {
+	add := func(fig, name string, pts plotter.XYs, sty draw.LineStyle) bool {
+		ok := addLine(figs[fig], name, pts, sty)
+		if ok {
 			lines[fig]++
 		}
+		return ok
 	}
 	for i, r := range runs {
 		name := r.legend()
@@ -171,17 +173,24 @@ func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 			}
 		}
 		lrVals = append(lrVals, ys...)
-		add("compare_lr", name, series(xs, ys, true), sty)
+		if !add("compare_lr", name, series(xs, ys, true), sty) {
+			d.Skipped = append(d.Skipped, "compare_lr: no learning rate in "+r.dir)
+		}
 		var ex, loss, acc []float64
 		for _, e := range r.epochs {
 			ex, loss, acc = append(ex, float64(e.Epoch)), append(loss, e.TrainLoss), append(acc, e.TestAcc)
 		}
 		lossVals = append(lossVals, loss...)
-		add("compare_loss", name, series(ex, loss, false), sty)
-		add("compare_acc", name, series(ex, acc, false), sty)
+		if !add("compare_loss", name, series(ex, loss, false), sty) {
+			d.Skipped = append(d.Skipped, "compare_loss: no train_loss in "+r.dir)
+		}
+		if !add("compare_acc", name, series(ex, acc, false), sty) {
+			d.Skipped = append(d.Skipped, "compare_acc: no test_acc in "+r.dir)
+		}
 	}
 	logY(figs["compare_lr"], lrVals)
 	logY(figs["compare_loss"], lossVals)
+	padY(figs["compare_acc"])
 	for _, name := range []string{"compare_lr", "compare_loss", "compare_acc"} {
 		p := figs[name]
 		if lines[name] == 0 {
@@ -374,7 +383,7 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 			s, _ := plotter.NewScatter(stat)
 			s.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(1), Radius: 3.5, Shape: draw.CircleGlyph{}}
 			ps[1].Add(s)
-			ps[1].Legend.Add("stationary (0 in interval)", s)
+			ps[1].Legend.Add("stationary (the test's verdict)", s)
 		}
 	}
 
@@ -416,9 +425,6 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 	if bad > 0 {
 		ps[2].Title.Text += fmt.Sprintf(" — WARNING: %d of %d windows differ in size from %s", bad, len(ts), EventsFile)
 	}
-	if len(ts) == 0 {
-		ps[2].Title.Text = "(c) no test to evaluate σ̂_N at"
-	}
 	logY(ps[2], sigmas)
 
 	for i, p := range ps {
@@ -437,6 +443,13 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 		p.Title.TextStyle.Font.Size = 11
 		p.Legend.TextStyle.Font.Size = 10
 		addMarks(p, r, true, i == 0)
+	}
+	if len(ts) == 0 { // empty panels: no ticks to suggest a scale
+		ps[2].Title.Text = "(c) no test to evaluate σ̂_N at"
+		ps[2].Y.Label.Text = "σ̂_N"
+		for _, p := range ps[1:] {
+			p.Y.Tick.Marker = plot.ConstantTicks{}
+		}
 	}
 	return title, ps, nil
 }
@@ -510,7 +523,7 @@ func drawPlot(p *plot.Plot, c draw.Canvas) {
 	defer func() { p.Y.Label.Text, p.Legend = label, leg }()
 	p.Y.Label.Text, p.Legend = "", plot.NewLegend()
 	sty := p.Y.Label.TextStyle
-	h := sty.Rectangle(label).Size().Y
+	h := sty.Rectangle("Mg").Size().Y // the same for every label, to keep Align's alignment
 	inner := draw.Crop(c, h+6, -10, 2, -4)
 	p.Draw(inner)
 	dc := p.DataCanvas(inner)
@@ -568,16 +581,20 @@ func textStyle(size vg.Length) text.Style {
 	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, size), Handler: plot.DefaultTextHandler}
 }
 
-// addLine adds a line with a legend entry (none if name is empty).
+// addLine adds a line with a legend entry (none if name is empty). Long
+// lines are drawn in pieces: freetype's rasterizer is quadratic in the
+// length of one path.
 func addLine(p *plot.Plot, name string, pts plotter.XYs, sty draw.LineStyle) bool {
 	if len(pts) == 0 {
 		return false
 	}
-	l, _ := plotter.NewLine(pts)
-	l.LineStyle = sty
-	p.Add(l)
-	if name != "" {
-		p.Legend.Add(name, l)
+	for i := 0; i < len(pts)-1 || i == 0; i += 200 {
+		l, _ := plotter.NewLine(pts[i:min(i+201, len(pts))])
+		l.LineStyle = sty
+		p.Add(l)
+		if i == 0 && name != "" {
+			p.Legend.Add(name, l)
+		}
 	}
 	return true
 }
@@ -635,7 +652,8 @@ func movingAverage(ys []float64, w int) []float64 {
 }
 
 // logY puts p's y axis on a log scale spanning the positive values in ys if
-// every finite one is positive; otherwise it leaves the axis linear.
+// every finite one is positive; otherwise it leaves the axis linear, with a
+// margin.
 func logY(p *plot.Plot, ys []float64) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, y := range ys {
@@ -643,6 +661,7 @@ func logY(p *plot.Plot, ys []float64) {
 			continue
 		}
 		if y <= 0 {
+			padY(p)
 			return
 		}
 		lo, hi = math.Min(lo, y), math.Max(hi, y)
@@ -656,6 +675,12 @@ func logY(p *plot.Plot, ys []float64) {
 	f := math.Pow(hi/lo, 0.04)
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	p.Y.Min, p.Y.Max = lo/f, hi*f
+}
+
+// padY widens a linear y axis by 3% on each side.
+func padY(p *plot.Plot) {
+	m := 0.03 * (p.Y.Max - p.Y.Min)
+	p.Y.Min, p.Y.Max = p.Y.Min-m, p.Y.Max+m
 }
 
 // logTicks labels the decades of a log axis (every few if there are many,
@@ -741,7 +766,11 @@ func (r rules) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		c.StrokeLine2(r.style, X, c.Min.Y, X, c.Max.Y)
 		if i < len(r.labels) {
-			c.FillText(sty, vg.Point{X: X + 3, Y: c.Max.Y - sty.Rectangle("M").Size().Y - 2}, r.labels[i])
+			pt := vg.Point{X: X + 3, Y: c.Max.Y - sty.Rectangle("M").Size().Y - 2}
+			box := sty.Rectangle(r.labels[i]).Add(pt)
+			c.SetColor(color.NRGBA{R: 255, G: 255, B: 255, A: 210})
+			c.Fill(box.Path())
+			c.FillText(sty, pt, r.labels[i])
 		}
 	}
 	for _, y := range r.ys {

@@ -186,7 +186,7 @@ func checkRebuilt(t *testing.T, r *run, j int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ts) != len(tests) {
+	if len(tests) == 0 || len(ts) != len(tests) {
 		t.Fatalf("%d windows rebuilt for %d tests", len(ts), len(tests))
 	}
 	for i, e := range tests {
@@ -197,24 +197,49 @@ func checkRebuilt(t *testing.T, r *run, j int) {
 	}
 }
 
-// TestPlotRebuildConformance rebuilds the windows of statopt's SALSA run
-// (a switch at 801 and 13 drops); statopt's 'mb' mode is the i.i.d.
-// estimator, and the logged std is statopt's LeakyBucket.mean_std.
+// TestPlotRebuildConformance rebuilds the windows of statopt runs and
+// compares them with statopt's logged tests (count, and std from its
+// LeakyBucket.mean_std). θ = 1/leak_ratio and the estimator are those of
+// each run's meta.json; statopt's 'mb' mode is the i.i.d. estimator.
 func TestPlotRebuildConformance(t *testing.T) {
-	base := "../../../../shared/conformance/public/logreg_salsa_lr1e-1"
-	if _, err := os.Stat(base + ".events.csv"); err != nil {
-		t.Skip("conformance traces not available:", err)
+	dir := conformance(t)
+	for _, c := range []struct {
+		name  string
+		theta float64
+		j     int // index in methods
+	}{
+		{"logreg_salsa_lr1e-1", 1.0 / 8, 0}, // a switch at 801, 13 drops
+		{"lsq_sasa_leak4", 1.0 / 4, 0},
+		{"lsq_sasa_bm_forced", 1.0 / 8, 1},
+		{"logreg_sasa_olbm", 1.0 / 8, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run{theta: c.theta}
+			var err error
+			if r.rows, err = trace.ReadTraceFile(dir + c.name + ".trace.csv.gz"); err != nil {
+				t.Fatal(err)
+			}
+			if r.events, err = trace.ReadEventsFile(dir + c.name + ".events.csv"); err != nil {
+				t.Fatal(err)
+			}
+			checkRebuilt(t, &r, c.j)
+		})
 	}
-	var r run
-	var err error
-	if r.rows, err = trace.ReadTraceFile(base + ".trace.csv.gz"); err != nil {
-		t.Fatal(err)
+}
+
+// conformance finds shared/conformance/public beside a parent directory.
+func conformance(t *testing.T) string {
+	dir, _ := filepath.Abs(".")
+	for {
+		p := filepath.Join(dir, "..", "shared", "conformance", "public")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p + string(filepath.Separator)
+		}
+		if filepath.Dir(dir) == dir {
+			t.Skip("../shared/conformance/public not found beside the repository")
+		}
+		dir = filepath.Dir(dir)
 	}
-	if r.events, err = trace.ReadEventsFile(base + ".events.csv"); err != nil {
-		t.Fatal(err)
-	}
-	r.theta = 1.0 / 8 // leak_ratio 8 in the meta.json
-	checkRebuilt(t, &r, 0)
 }
 
 func TestPlotNoEvents(t *testing.T) {
@@ -315,5 +340,18 @@ func TestPlotTicks(t *testing.T) {
 	}
 	if got := strings.Join(labels, " "); got != "5000 10000 15000 20000" {
 		t.Errorf("linTicks(1, 20000) labels %q", got)
+	}
+}
+
+func BenchmarkPlotRun(b *testing.B) {
+	dir := os.Getenv("PLOTS_BENCH_RUN")
+	if dir == "" {
+		b.Skip("set PLOTS_BENCH_RUN to a run directory")
+	}
+	out := b.TempDir()
+	for b.Loop() {
+		if _, err := DrawRunTo(dir, out); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
