@@ -74,9 +74,10 @@ func TestCalibration(t *testing.T) {
 		{0.5, 1000, []band{{BM, 0.93, 0.97}, {OLBM, 0.93, 0.97}, {IID, 0.72, 0.76}}},
 		// Known limit, not tuned: BM's batches of ⌊√1000⌋ = 31 are too short for ρ = 0.9.
 		{0.9, 1000, []band{{BM, 0.90, 0.90}, {IID, 0.33, 0.37}}},
-		// At N = 4000 (q = 63) BM and OLBM are still slightly short: the
-		// reference run gives 0.928 and 0.924, so the band starts at 0.92.
-		{0.9, 4000, []band{{BM, 0.92, 0.97}, {OLBM, 0.92, 0.97}, {IID, 0.33, 0.37}}},
+		// At N = 4000 (q = 63) BM and OLBM sit at the band's lower edge: a
+		// reference run of 20 000 trials gives 0.928 and 0.924, inside the
+		// binomial tolerance of the 93–97% band at 4000 trials.
+		{0.9, 4000, []band{{BM, 0.93, 0.97}, {OLBM, 0.93, 0.97}, {IID, 0.33, 0.37}}},
 	} {
 		cov := coverage(t, c.rho, c.n, trials, 2024, 0.05)
 		t.Logf("rho=%v N=%d trials=%d: coverage iid %.4f bm %.4f olbm %.4f", c.rho, c.n, trials, cov[IID], cov[BM], cov[OLBM])

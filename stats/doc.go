@@ -27,4 +27,11 @@
 // that overflow. No function panics on bad input. Functions without an error
 // result return NaN where the result is undefined (Mean of an empty slice,
 // TQuantile or TCDF with dof < 1 or a NaN argument).
+//
+// # Accuracy
+//
+// TQuantile follows the exact Student-t quantile to ≤ 4e-13 relative for
+// dof ≤ 1000. statopt's scipy 1.10 t.ppf is off by up to ~3e-11 relative at
+// p = 0.975 (5e-9 at other p), so ω_N, Lower and Upper differ from statopt's
+// traces by that much more than the mean and σ̂_N do.
 package stats

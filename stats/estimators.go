@@ -122,15 +122,16 @@ func Std(m VarianceMethod, w []float64, mean float64) (std float64, dof int, err
 		// Sliding window sum of w[j:j+q], recomputed directly every q slides so
 		// that rounding errors cannot accumulate along the series: 2N additions.
 		mm := n - q + 1
-		var s, ss float64
-		for j := 0; j < mm; j++ {
-			if j%q == 0 {
-				s = sum(w[j : j+q])
-			} else {
-				s += w[j+q-1] - w[j-1]
+		var ss float64
+		for j0 := 0; j0 < mm; j0 += q {
+			s := sum(w[j0 : j0+q])
+			for j := j0; j < min(j0+q, mm); j++ {
+				if j > j0 {
+					s += w[j+q-1] - w[j-1]
+				}
+				d := s/float64(q) - mean
+				ss += d * d
 			}
-			d := s/float64(q) - mean
-			ss += d * d
 		}
 		std, dof = math.Sqrt(float64(q)*float64(n)/(float64(mm)*float64(mm-1)))*math.Sqrt(ss), n-q
 	}

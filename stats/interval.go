@@ -21,9 +21,10 @@ type Interval struct {
 }
 
 // MeanInterval returns the (1−δ) confidence interval of the mean of w with
-// σ̂_N from Std(m, …), as statopt's stats_test (which uses scipy's
-// t.ppf(1−δ/2, dof); see TQuantile for the difference). It is an error if δ is not in
-// (0, 1), m is unknown, w is too short for m, or w holds NaN or ±Inf.
+// σ̂_N from Std(m, …), as statopt's stats_test (which takes t* from scipy's
+// t.ppf; see TQuantile for the difference). It is an error if δ is not in
+// (0, 1), m is unknown, w is too short for m, w holds NaN or ±Inf, or t*
+// overflows (δ ≲ 1e-150 at dof 1).
 func MeanInterval(w []float64, m VarianceMethod, delta float64) (Interval, error) {
 	if !(delta > 0 && delta < 1) {
 		return Interval{}, fmt.Errorf("stats: delta = %v: must be in (0, 1)", delta)

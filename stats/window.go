@@ -28,6 +28,7 @@ const maxDen = 1 << 20
 type Window struct {
 	theta    float64
 	num, den uint64 // θ = num/den; den == 0: use the binary value of θ
+	rem      uint64 // num·total mod den
 	total    int
 	buf      []float64 // live samples are buf[start:]
 	start    int
@@ -110,9 +111,20 @@ func (w *Window) Push(v float64) error {
 		copy(w.buf, w.buf[w.start:])
 		w.buf, w.start = w.buf[:live], 0
 	}
+	// ⌈θ(n+1)⌉ − ⌈θn⌉ ∈ {0, 1} for θ ≤ 1. With θ = a/b and s = a·n mod b it is
+	// 1 iff s = 0 or s + a > b (for θ = 1/r: iff n mod r = 0, statopt's rule).
+	var grow bool
+	if w.den != 0 {
+		grow = w.rem == 0 || w.rem+w.num > w.den
+		if w.rem += w.num; w.rem >= w.den {
+			w.rem -= w.den
+		}
+	} else {
+		grow = w.ceilN(w.total+1) > w.ceilN(w.total)
+	}
 	w.buf = append(w.buf, v)
 	w.total++
-	if len(w.buf)-w.start > w.ceilN(w.total) { // ⌈θ(n+1)⌉ − ⌈θn⌉ ∈ {0, 1} for θ ≤ 1
+	if !grow {
 		w.start++
 	}
 	return nil
@@ -133,7 +145,7 @@ func (w *Window) Theta() float64 { return w.theta }
 func (w *Window) Values() []float64 { return w.buf[w.start:len(w.buf):len(w.buf)] }
 
 // Reset empties the window (statopt's bucket reset at a drop); n restarts at 0.
-func (w *Window) Reset() { w.buf, w.start, w.total = w.buf[:0], 0, 0 }
+func (w *Window) Reset() { w.buf, w.start, w.total, w.rem = w.buf[:0], 0, 0, 0 }
 
 // State returns a deep copy of the window.
 func (w *Window) State() WindowState {
@@ -158,6 +170,10 @@ func NewWindowFromState(s WindowState) (*Window, error) {
 		return nil, fmt.Errorf("stats: WindowState.Values[%d] = %v: must be finite", i, s.Values[i])
 	}
 	w.total, w.buf = s.Total, append([]float64{}, s.Values...)
+	if w.den != 0 {
+		hi, lo := bits.Mul64(w.num, uint64(s.Total))
+		_, w.rem = bits.Div64(hi%w.den, lo, w.den)
+	}
 	return w, nil
 }
 

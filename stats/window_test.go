@@ -115,7 +115,13 @@ func TestWindowLargeTotal(t *testing.T) {
 }
 
 func TestWindowState(t *testing.T) {
-	w, _ := NewWindow(0.125)
+	for _, th := range []float64{0.125, 0.3, math.Pi / 4} {
+		testWindowState(t, th)
+	}
+}
+
+func testWindowState(t *testing.T, theta float64) {
+	w, _ := NewWindow(theta)
 	for i := range 1003 {
 		_ = w.Push(float64(i) * 0.5)
 	}
@@ -140,7 +146,7 @@ func TestWindowState(t *testing.T) {
 		_ = w.Push(float64(i))
 		_ = w2.Push(float64(i))
 		if w.Total() != w2.Total() || !slices.Equal(w.Values(), w2.Values()) {
-			t.Fatalf("restored window diverges at push %d", i)
+			t.Fatalf("theta=%v: restored window diverges at push %d", theta, i)
 		}
 	}
 }
