@@ -24,7 +24,9 @@ import (
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/nn"
 
 	"github.com/salsaopt/salsa/schedule"
 )
@@ -241,7 +243,7 @@ func (t *Trainer) direction(vs []*model.Variable, xs, gs []*Node) (x1s, ds []*No
 func perTensorDots(as, bs []*Node) *Node {
 	dots := make([]*Node, len(as))
 	for i := range as {
-		dots[i] = ReduceAllSum(Mul(as[i], bs[i]))
+		dots[i] = DotProduct(Reshape(as[i], -1), Reshape(bs[i], -1))
 	}
 	return Stack(dots, 0)
 }
@@ -443,13 +445,13 @@ func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, e
 	return res, nil
 }
 
-// Dense is a fully connected layer x·W + b with Glorot-uniform W and zero b,
-// for building [Model]s.
-func Dense(scope *model.Scope, x *Node, out int) *Node {
+// Dense is a fully connected layer act(x·W + b) with Glorot-uniform W and
+// zero b, for building [Model]s. It uses the backend's fused dense op (with
+// its fused gradient) when there is one.
+func Dense(scope *model.Scope, x *Node, out int, act ...activation.Type) *Node {
 	in := x.Shape().Dim(-1)
 	w := scope.VariableWithShape("weights", shapes.Make(x.DType(), in, out))
 	b := scope.WithInitializer(Zeros).VariableWithShape("bias", shapes.Make(x.DType(), out))
 	g := x.Graph()
-	return Add(MatMul(x, w.NodeValue(g)), InsertAxes(b.NodeValue(g), 0))
+	return nn.Dense(x, w.NodeValue(g), b.NodeValue(g), compute.DenseLayoutInputOutputs, act...)
 }
-

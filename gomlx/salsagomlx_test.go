@@ -76,7 +76,7 @@ func (s *constSched) End(obs schedule.Observation) (schedule.Result, error) {
 }
 
 func (s *constSched) MarshalBinary() ([]byte, error) { return nil, nil }
-func (s *constSched) UnmarshalBinary([]byte) error  { return nil }
+func (s *constSched) UnmarshalBinary([]byte) error   { return nil }
 
 // fixedLinear is softmax regression whose weights start from w0 (flat,
 // row-major [in, out]) and zero bias.

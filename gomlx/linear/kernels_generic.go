@@ -1,28 +1,17 @@
-//go:build !goexperiment.simd
+//go:build !(goexperiment.simd && amd64)
 
 package linear
 
-// dot returns Σ a_i·b_i over len(a) elements; len(b) ≥ len(a).
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+func dot(a, b []float32) float32         { return dotGeneric(a, b) }
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+func dot4(x, w0, w1, w2, w3 []float32) (s0, s1, s2, s3 float32) {
+	return dot(x, w0), dot(x, w1), dot(x, w2), dot(x, w3)
 }
 
-// axpy makes y += alpha·x over len(x) elements.
-func axpy(alpha float32, x, y []float32) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += alpha * v
-	}
+func axpy4(d0, d1, d2, d3 float32, x0, x1, x2, x3, y []float32) {
+	axpy(d0, x0, y)
+	axpy(d1, x1, y)
+	axpy(d2, x2, y)
+	axpy(d3, x3, y)
 }

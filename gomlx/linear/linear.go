@@ -41,6 +41,7 @@ type Trainer struct {
 	xg    float64 // ⟨x, g⟩
 	gg    float64 // ‖g‖²
 	p     []float32
+	delta []float32
 }
 
 // New returns a Trainer with x = 0.
@@ -85,24 +86,39 @@ func (t *Trainer) Grad(inputs []float32, labels []int32) (loss, gg float64, err 
 	W, b := t.X[:out*in], t.X[out*in:]
 	gW, gb := t.g[:out*in], t.g[out*in:]
 	clear(t.g)
+	logits(t.z, inputs, W, b, in, out)
+	// δ_ij = (p_ij − [j = y_i])/n overwrites the logits' scratch copy.
+	t.delta = grow(t.delta, n*out)
 	inv := 1 / float32(n)
 	var sum float64
 	for i := 0; i < n; i++ {
-		xi := inputs[i*in : (i+1)*in]
 		zi := t.z[i*out : (i+1)*out]
-		for j := 0; j < out; j++ {
-			zi[j] = b[j] + dot(xi, W[j*in:(j+1)*in])
-		}
+		di := t.delta[i*out : (i+1)*out]
 		lse := logSumExp(zi)
 		sum += float64(lse - zi[labels[i]])
-		for j := 0; j < out; j++ {
+		for j := range di {
 			d := float32(math.Exp(float64(zi[j] - lse)))
 			if int32(j) == labels[i] {
 				d--
 			}
-			d *= inv
-			gb[j] += d
-			axpy(d, xi, gW[j*in:(j+1)*in])
+			di[j] = d * inv
+			gb[j] += di[j]
+		}
+	}
+	// G_W = δᵀ·X, four samples at a time so each row of G_W is loaded once
+	// per four samples.
+	dl := t.delta
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		x0, x1 := inputs[i*in:(i+1)*in], inputs[(i+1)*in:(i+2)*in]
+		x2, x3 := inputs[(i+2)*in:(i+3)*in], inputs[(i+3)*in:(i+4)*in]
+		for j := 0; j < out; j++ {
+			axpy4(dl[i*out+j], dl[(i+1)*out+j], dl[(i+2)*out+j], dl[(i+3)*out+j], x0, x1, x2, x3, gW[j*in:(j+1)*in])
+		}
+	}
+	for ; i < n; i++ {
+		for j := 0; j < out; j++ {
+			axpy(dl[i*out+j], inputs[i*in:(i+1)*in], gW[j*in:(j+1)*in])
 		}
 	}
 	// g += wd·x, with ‖x‖², ⟨x,g⟩ and ‖g‖² for the loss and the trials.
@@ -151,13 +167,7 @@ func (t *Trainer) Trial(eta float64) (float64, error) {
 	in, out, n := t.cfg.In, t.cfg.Out, len(t.y)
 	if !t.uOK {
 		t.u = grow(t.u, n*out)
-		gW, gb := t.g[:out*in], t.g[out*in:]
-		for i := 0; i < n; i++ {
-			xi := t.batch[i*in : (i+1)*in]
-			for j := 0; j < out; j++ {
-				t.u[i*out+j] = gb[j] + dot(xi, gW[j*in:(j+1)*in])
-			}
-		}
+		logits(t.u, t.batch, t.g[:out*in], t.g[out*in:], in, out)
 		t.uOK = true
 	}
 	e := float32(eta)
@@ -216,4 +226,24 @@ func (t *Trainer) Step(inputs []float32, labels []int32, lr float64) (loss, x1d,
 	}
 	x1d, d2, err = t.Update(lr)
 	return loss, x1d, d2, err
+}
+
+// logits sets z = X·Wᵀ + b for the n rows of X, with W as out rows of in.
+func logits(z, X, W, b []float32, in, out int) {
+	n := len(z) / out
+	for i := 0; i < n; i++ {
+		xi := X[i*in : (i+1)*in]
+		zi := z[i*out : (i+1)*out]
+		j := 0
+		for ; j+4 <= out; j += 4 {
+			zi[j], zi[j+1], zi[j+2], zi[j+3] = dot4(xi, W[j*in:(j+1)*in], W[(j+1)*in:(j+2)*in],
+				W[(j+2)*in:(j+3)*in], W[(j+3)*in:(j+4)*in])
+		}
+		for ; j < out; j++ {
+			zi[j] = dot(xi, W[j*in:(j+1)*in])
+		}
+		for j := range zi {
+			zi[j] += b[j]
+		}
+	}
 }

@@ -1,0 +1,5 @@
+//go:build !goexperiment.simd
+
+package cli
+
+const simdBuild = false

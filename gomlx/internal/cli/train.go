@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/salsaopt/salsa/gomlx/internal/plots"
+	"github.com/salsaopt/salsa/gomlx/internal/train"
+	"github.com/salsaopt/salsa/schedule"
+)
+
+func init() {
+	commands["train"] = command{"train a model (MNIST logistic regression by default) with SALSA or a baseline", runTrain}
+}
+
+// intList parses --drops 10,20.
+type intList []int
+
+func (l *intList) String() string { return fmt.Sprint(*l) }
+func (l *intList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		i, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer epoch", f)
+		}
+		*l = append(*l, i)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("train", stderr)
+	o := train.Options{}
+	fs.StringVar(&o.Dataset, "dataset", "mnist", "dataset: mnist, fashion-mnist or cifar10")
+	fs.StringVar(&o.Model, "model", "logreg", "model: logreg (zero-initialized softmax regression) or mlp (784-512-512-10, ReLU)")
+	fs.StringVar(&o.Method, "method", "salsa", "method: "+strings.Join(train.Methods, ", "))
+	fs.StringVar(&o.Preset, "preset", "paper", "defaults: paper (Table 1, §3, BM variance) or statopt (the authors' released code)")
+	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate)")
+	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
+	fs.IntVar(&o.Batch, "batch", 128, "mini-batch size")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles")
+	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, else gomlx), gomlx or native")
+	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
+	var drops intList
+	fs.Var(&drops, "drops", "shb-hand: comma-separated `epochs` after which the rate is cut by τ (default 10,20)")
+	var sets setFlags
+	fs.Var(&sets, "set", "`key=value` hyperparameter, repeatable (see 'salsa help train')")
+	out := fs.String("out", "", "run `directory` (required)")
+	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint (other flags are taken from it)")
+	maxSteps := fs.Int("max-steps", 0, "stop after this many steps in all, for a quick try (the run can be resumed)")
+	dataDir := fs.String("data", "", "data root holding <dataset>/ (default $SALSA_DATA, else the copy in the repository)")
+	download := fs.Bool("download", false, "download the dataset (verified by SHA-256) if it is missing")
+	noPlots := fs.Bool("no-plots", false, "do not draw the figures")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
+		fmt.Fprintln(stderr, "       salsa train --resume --out DIR")
+		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\n--set keys:")
+		keys := train.SetKeys()
+		names := make([]string, 0, len(keys))
+		for k := range keys {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(stderr, "  %-16s %s\n", k, keys[k])
+		}
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "salsa train: --out is required")
+		return errUsage
+	}
+	if *maxSteps < 0 {
+		return fmt.Errorf("--max-steps %d: must be ≥ 0", *maxSteps)
+	}
+	if !simdBuild {
+		fmt.Fprintln(stderr, "warning: this salsa binary was built without GOEXPERIMENT=simd: GoMLX's kernels run about 17× slower (build with GOEXPERIMENT=simd and Go 1.27)")
+	}
+	var p *train.Plan
+	if *resume {
+		ck, err := train.ReadCheckpoint(*out)
+		if err != nil {
+			return err
+		}
+		p = &ck.Plan
+	} else {
+		if _, err := os.Stat(*out + "/checkpoint.gob"); err == nil {
+			return fmt.Errorf("--out %s holds a run already: pass --resume to continue it, or choose another directory", *out)
+		}
+		o.Drops = drops
+		if o.Method == "shb-hand" && len(drops) == 0 {
+			o.Drops = []int{10, 20}
+			for len(o.Drops) > 0 && o.Drops[len(o.Drops)-1] >= o.Epochs {
+				o.Drops = o.Drops[:len(o.Drops)-1]
+			}
+		}
+		o.Sets = sets.pairs()
+		if err := o.Validate(); err != nil {
+			return err
+		}
+	}
+	opts := o
+	if p != nil {
+		opts = p.Options
+	}
+	ds, err := train.Load(*dataDir, opts.Dataset, *download, stderr)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		if p, err = train.NewPlan(opts, ds.TrainX.N); err != nil {
+			return err
+		}
+	}
+	tr, val, test, err := train.Splits(ds, p)
+	if err != nil {
+		return err
+	}
+	var progress func(epoch, pos int, res schedule.Result, loss float64)
+	if isTerminal(stderr) {
+		progress = func(epoch, pos int, res schedule.Result, loss float64) {
+			if pos%10 != 0 && pos != p.StepsPerEpoch {
+				return
+			}
+			const width = 30
+			done := width * pos / p.StepsPerEpoch
+			fmt.Fprintf(stderr, "\repoch %d/%d [%s%s] %3d%% loss %.4f lr %.3g ", epoch, p.Options.Epochs,
+				strings.Repeat("=", done), strings.Repeat(" ", width-done), 100*pos/p.StepsPerEpoch, loss, res.NextLR)
+			if pos == p.StepsPerEpoch {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+		}
+	}
+	res, err := train.Run(p, *out, *resume, *maxSteps, tr, val, test, progress, stderr)
+	if err != nil {
+		return err
+	}
+	if !*noPlots {
+		if err := plots.DrawRun(*out); err != nil {
+			fmt.Fprintf(stderr, "salsa train: figures: %v\n", err)
+		}
+	}
+	if res.Stopped {
+		fmt.Fprintf(stdout, "stopped: steps=%d lr=%s seconds=%.1f (continue with: salsa train --resume --out %s)\n", res.Steps, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Seconds, *out)
+		return nil
+	}
+	fmt.Fprintf(stdout, "final: test_acc=%.4f test_loss=%.4f lr=%s epochs=%d seconds=%.1f\n",
+		res.TestAcc, res.TestLoss, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Epochs, res.Seconds)
+	return nil
+}
