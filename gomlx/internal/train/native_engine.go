@@ -1,0 +1,152 @@
+package train
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+
+	"github.com/salsaopt/salsa/direction"
+	"github.com/salsaopt/salsa/gomlx/linear"
+	"github.com/salsaopt/salsa/schedule"
+)
+
+func init() { Engines["native"] = newNativeEngine }
+
+// nativeEngine trains softmax regression on flat float32 vectors with the
+// hand-written kernels of package linear: no graph, no per-step dispatch.
+// QHM is fused into linear's update; Adam comes from package direction.
+type nativeEngine struct {
+	t    *linear.Trainer
+	tr   *Split
+	adam *direction.Adam[float32]
+	d    []float32
+	xb   []float32
+	yb   []int32
+}
+
+func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
+	if p.Options.Model != "logreg" {
+		return nil, fmt.Errorf("--engine native: --model %s: only logreg", p.Options.Model)
+	}
+	d := p.Direction
+	cfg := linear.Config{In: tr.Dim, Out: tr.Labels, WeightDecay: d.WeightDecay}
+	e := &nativeEngine{tr: tr}
+	switch d.Kind {
+	case "qhm":
+		cfg.Beta, cfg.Nu = d.Momentum, d.Nu
+	case "adam":
+		a, err := direction.NewAdam[float32](direction.AdamConfig{Beta1: d.AdamBeta1, Beta2: d.AdamBeta2, Eps: d.AdamEps},
+			tr.Dim*tr.Labels+tr.Labels)
+		if err != nil {
+			return nil, err
+		}
+		e.adam = a
+	default:
+		return nil, fmt.Errorf("direction %q: must be qhm or adam", d.Kind)
+	}
+	t, err := linear.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.t = t
+	if e.adam != nil {
+		e.d = make([]float32, len(t.X))
+	}
+	return e, nil
+}
+
+func (e *nativeEngine) Name() string { return "native" }
+
+func (e *nativeEngine) gather(idx []int) {
+	dim := e.tr.Dim
+	e.xb, e.yb = e.xb[:0], e.yb[:0]
+	for _, i := range idx {
+		e.xb = append(e.xb, e.tr.X[i*dim:(i+1)*dim]...)
+		e.yb = append(e.yb, e.tr.Y[i])
+	}
+}
+
+// Step runs the protocol: Grad (loss and ‖g‖²), Begin, the trials the
+// scheduler asks for, the update at its rate, End.
+func (e *nativeEngine) Step(s schedule.Scheduler, idx []int) (StepOut, error) {
+	e.gather(idx)
+	var out StepOut
+	loss, gg, err := e.t.Grad(e.xb, e.yb)
+	out.Loss = loss
+	if err != nil {
+		return out, err
+	}
+	req, err := s.Begin(loss, gg)
+	for err == nil && req.Eval {
+		var f float64
+		if f, err = e.t.Trial(req.Eta); err == nil {
+			req, err = s.Trial(f)
+		}
+	}
+	if err != nil {
+		return out, err
+	}
+	if e.adam == nil {
+		out.X1D, out.D2, err = e.t.Update(req.LR)
+	} else {
+		// L2 is already in g (linear adds wd·x); Adam has no decay of its own.
+		if err = e.adam.Compute(e.d, e.t.Gradient(), e.t.X); err == nil {
+			out.X1D, out.D2, err = e.t.Apply(e.d, req.LR)
+		}
+	}
+	if err != nil {
+		return out, err
+	}
+	res, err := s.End(schedule.Observation{X1D: out.X1D, D2: out.D2})
+	out.Result = res
+	if err == nil && res.ResetMomentum {
+		err = e.ResetMomentum()
+	}
+	return out, err
+}
+
+func (e *nativeEngine) ResetMomentum() error {
+	e.t.ResetMomentum()
+	if e.adam != nil {
+		e.adam.Reset()
+	}
+	return nil
+}
+
+func (e *nativeEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
+	return e.t.Evaluate(sp.X, sp.Y)
+}
+
+type nativeState struct {
+	X, H []float32
+	Adam []byte
+}
+
+func (e *nativeEngine) MarshalBinary() ([]byte, error) {
+	st := nativeState{X: e.t.X, H: e.t.Momentum()}
+	if e.adam != nil {
+		var err error
+		if st.Adam, err = e.adam.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	var b bytes.Buffer
+	err := gob.NewEncoder(&b).Encode(st)
+	return b.Bytes(), err
+}
+
+func (e *nativeEngine) UnmarshalBinary(b []byte) error {
+	var st nativeState
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
+		return fmt.Errorf("native engine state: %w", err)
+	}
+	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) {
+		return fmt.Errorf("native engine state: %d parameters, want %d", len(st.X), len(e.t.X))
+	}
+	copy(e.t.X, st.X)
+	copy(e.t.Momentum(), st.H)
+	if e.adam != nil {
+		return e.adam.UnmarshalBinary(st.Adam)
+	}
+	return nil
+}
