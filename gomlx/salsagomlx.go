@@ -36,24 +36,67 @@ import (
 // trainable variable it uses is optimised.
 type Model func(scope *model.Scope, x *Node) *Node
 
+// Direction selects the update direction d_k of a [Trainer].
+type Direction int
+
+const (
+	// QHM is statopt's qhm_update: h ← βh + (1−β)g, d = (1−ν)g + νh.
+	QHM Direction = iota
+	// Adam is Kingma & Ba's direction with L2 in g (PyTorch's Adam with
+	// weight_decay): m ← β1·m + (1−β1)g, v ← β2·v + (1−β2)g²,
+	// d = m̂/(√v̂ + ε) with m̂ = m/(1−β1^t), v̂ = v/(1−β2^t).
+	Adam
+)
+
+// String names the direction.
+func (d Direction) String() string {
+	switch d {
+	case QHM:
+		return "qhm"
+	case Adam:
+		return "adam"
+	}
+	return fmt.Sprintf("Direction(%d)", int(d))
+}
+
 // Config configures a [Trainer].
 type Config struct {
-	LR          float64 // α_0, the initial learning rate; > 0
-	Beta        float64 // QHM momentum β (statopt's momentum), in [0, 1)
-	Nu          float64 // QHM ν (statopt's qhm_nu), in [0, 1]
-	WeightDecay float64 // wd ≥ 0: L2 term 0.5·wd·‖x‖² in the loss, wd·x in g
+	LR          float64   // α_0, the initial learning rate; > 0
+	Direction   Direction // QHM (the zero value) or Adam
+	Beta        float64   // QHM momentum β (statopt's momentum), in [0, 1)
+	Nu          float64   // QHM ν (statopt's qhm_nu), in [0, 1]
+	Beta1       float64   // Adam β1, in [0, 1)
+	Beta2       float64   // Adam β2, in [0, 1)
+	Eps         float64   // Adam ε, finite and > 0
+	WeightDecay float64   // wd ≥ 0: L2 term 0.5·wd·‖x‖² in the loss, wd·x in g
 }
 
 func (c Config) validate() error {
 	switch {
 	case !(c.LR > 0) || math.IsInf(c.LR, 0):
 		return fmt.Errorf("salsagomlx: LR = %v: must be finite and > 0", c.LR)
-	case !(c.Beta >= 0 && c.Beta < 1):
-		return fmt.Errorf("salsagomlx: Beta = %v: must be in [0, 1)", c.Beta)
-	case !(c.Nu >= 0 && c.Nu <= 1):
-		return fmt.Errorf("salsagomlx: Nu = %v: must be in [0, 1]", c.Nu)
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
 		return fmt.Errorf("salsagomlx: WeightDecay = %v: must be finite and >= 0", c.WeightDecay)
+	}
+	switch c.Direction {
+	case QHM:
+		switch {
+		case !(c.Beta >= 0 && c.Beta < 1):
+			return fmt.Errorf("salsagomlx: Beta = %v: must be in [0, 1)", c.Beta)
+		case !(c.Nu >= 0 && c.Nu <= 1):
+			return fmt.Errorf("salsagomlx: Nu = %v: must be in [0, 1]", c.Nu)
+		}
+	case Adam:
+		switch {
+		case !(c.Beta1 >= 0 && c.Beta1 < 1):
+			return fmt.Errorf("salsagomlx: Beta1 = %v: must be in [0, 1)", c.Beta1)
+		case !(c.Beta2 >= 0 && c.Beta2 < 1):
+			return fmt.Errorf("salsagomlx: Beta2 = %v: must be in [0, 1)", c.Beta2)
+		case !(c.Eps > 0) || math.IsInf(c.Eps, 0):
+			return fmt.Errorf("salsagomlx: Eps = %v: must be finite and > 0", c.Eps)
+		}
+	default:
+		return fmt.Errorf("salsagomlx: Direction = %d: must be QHM (0) or Adam (1)", int(c.Direction))
 	}
 	return nil
 }
@@ -75,6 +118,7 @@ type Trainer struct {
 	grad   *model.Exec // phase 1: loss, ‖g‖² per tensor; g kept in variables
 	trial  *model.Exec // f(x − η·g) + L2 on a batch, x unchanged
 	update *model.Exec // phase 2: x ← x − α·d from the kept g; ⟨x⁺,d⟩, ‖d‖²
+	eval   *model.Exec // per-example cross-entropy and argmax, eval mode
 
 	trainable []*model.Variable // in creation order, set by the first graph
 }
@@ -114,6 +158,9 @@ func New(backend compute.Backend, store *model.Store, modelFn Model, cfg Config)
 	if t.update, err = model.NewExec(backend, store, t.updateGraph); err != nil {
 		return nil, err
 	}
+	if t.eval, err = model.NewExec(backend, store, t.evalGraph); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -135,11 +182,23 @@ func (t *Trainer) SetLR(lr float64) error {
 	return nil
 }
 
-// ResetMomentum zeroes the QHM momentum h, as after a learning-rate drop.
+// Config returns the trainer's configuration.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// directionState lists the scopes of the direction's state: QHM's h, Adam's
+// m, v and step count t.
+var directionState = []string{StateScope + "/h", StateScope + "/m", StateScope + "/v", adamStepPath}
+
+const adamStepPath = StateScope + "/adam_t"
+
+// ResetMomentum zeroes the direction's state, as after a learning-rate drop:
+// QHM's h; Adam's m, v and its step count.
 func (t *Trainer) ResetMomentum() error {
-	for v := range t.store.Scope(StateScope + "/h").IterVariables() {
-		if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
-			return err
+	for _, sc := range directionState {
+		for v := range t.store.Scope(sc).IterVariables() {
+			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -212,16 +271,27 @@ func (t *Trainer) stateVar(kind string, v *model.Variable) *model.Variable {
 	return t.store.VariableWithShape(StateScope+"/"+kind+v.Path(), v.Shape(), Zeros).SetTrainable(false)
 }
 
-// direction builds d = (1−ν)g + νh with h ← βh + (1−β)g (statopt's
-// qhm_update, dampened), updates x ← x − α·d, and returns the updated x and d.
+// direction builds d_k (QHM or Adam, see [Direction]), updates
+// x ← x − α·d, and returns the updated x and d.
 func (t *Trainer) direction(vs []*model.Variable, xs, gs []*Node) (x1s, ds []*Node) {
 	g := gs[0].Graph()
 	lr := t.lrVar.NodeValue(g)
 	beta, nu := t.cfg.Beta, t.cfg.Nu
 	x1s, ds = make([]*Node, len(vs)), make([]*Node, len(vs))
+	var bc1, bc2 *Node // Adam's bias corrections 1−β1^t, 1−β2^t, in float64
+	if t.cfg.Direction == Adam {
+		tv := t.store.VariableWithShape(adamStepPath, shapes.Make(dtypes.Int64), Zeros).SetTrainable(false)
+		step := AddScalar(tv.NodeValue(g), 1)
+		tv.SetNodeValue(step)
+		tf := ConvertDType(step, dtypes.Float64)
+		bc1 = OneMinus(Pow(Scalar(g, dtypes.Float64, t.cfg.Beta1), tf))
+		bc2 = OneMinus(Pow(Scalar(g, dtypes.Float64, t.cfg.Beta2), tf))
+	}
 	for i, v := range vs {
 		d := gs[i]
-		if beta != 0 && nu != 0 {
+		if t.cfg.Direction == Adam {
+			d = t.adam(v, gs[i], bc1, bc2)
+		} else if beta != 0 && nu != 0 {
 			hv := t.stateVar("h", v)
 			h := Add(MulScalar(hv.NodeValue(g), beta), MulScalar(gs[i], 1-beta))
 			hv.SetNodeValue(h)
@@ -236,6 +306,21 @@ func (t *Trainer) direction(vs []*model.Variable, xs, gs []*Node) (x1s, ds []*No
 		x1s[i], ds[i] = x1, d
 	}
 	return x1s, ds
+}
+
+// adam updates m and v of variable v from its gradient gr and returns
+// d = (m/bc1)/(√v/√bc2 + ε), PyTorch's Adam step divided by α.
+func (t *Trainer) adam(v *model.Variable, gr, bc1, bc2 *Node) *Node {
+	g := gr.Graph()
+	b1, b2 := t.cfg.Beta1, t.cfg.Beta2
+	mv, vv := t.stateVar("m", v), t.stateVar("v", v)
+	m := Add(MulScalar(mv.NodeValue(g), b1), MulScalar(gr, 1-b1))
+	s := Add(MulScalar(vv.NodeValue(g), b2), MulScalar(Square(gr), 1-b2))
+	mv.SetNodeValue(m)
+	vv.SetNodeValue(s)
+	dt := gr.DType()
+	denom := AddScalar(Div(Sqrt(s), ConvertDType(Sqrt(bc2), dt)), t.cfg.Eps)
+	return Div(Div(m, ConvertDType(bc1, dt)), denom)
 }
 
 // perTensorDots returns the vector [⟨a_i,b_i⟩]_i, one dot per tensor in the

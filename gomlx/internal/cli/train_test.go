@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestTrainMNISTResume trains MNIST logreg with SALSA for one epoch on the
+// repository's copy of MNIST, uninterrupted and stopped at step 150 then
+// resumed; the final lines (but the seconds) and the run files must agree.
+func TestTrainMNISTResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	a, b := t.TempDir(), t.TempDir()
+	code, outA, errs := run(t, "train", "--epochs", "1", "--out", a, "--no-plots")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	final := regexp.MustCompile(`^final: test_acc=(0\.\d{4}) test_loss=\d+\.\d{4} lr=\S+ epochs=1 seconds=\d+\.\d\n$`)
+	m := final.FindStringSubmatch(outA)
+	if m == nil {
+		t.Fatalf("stdout %q does not end with the final line", outA)
+	}
+	if m[1] < "0.85" {
+		t.Errorf("test_acc %s after one epoch", m[1])
+	}
+	code, stop, errs := run(t, "train", "--epochs", "1", "--out", b, "--max-steps", "150", "--no-plots")
+	if code != 0 || !strings.HasPrefix(stop, "stopped: steps=150") {
+		t.Fatalf("exit %d: %q %s", code, stop, errs)
+	}
+	code, _, errs = run(t, "train", "--out", b, "--no-plots")
+	if code != 1 || !strings.Contains(errs, "pass --resume") {
+		t.Errorf("rerun into a used --out: exit %d, %s", code, errs)
+	}
+	code, outB, errs := run(t, "train", "--resume", "--out", b, "--no-plots")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	cut := func(s string) string { return s[:strings.Index(s, " seconds=")] }
+	if cut(outA) != cut(outB) {
+		t.Errorf("resumed: %q\nuninterrupted: %q", outB, outA)
+	}
+	for _, f := range []string{"steps.csv.gz", "events.csv"} {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if !bytes.Equal(x, y) || len(x) == 0 {
+			t.Errorf("%s differs after resuming", f)
+		}
+	}
+}
+
+func TestTrainFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"train"}, 2, "--out is required"},
+		{[]string{"train", "--out", dir, "--method", "sgd"}, 1, "--method sgd: must be one of"},
+		{[]string{"train", "--out", dir, "--lr0", "-1"}, 1, "--lr0 -1: must be finite and > 0"},
+		{[]string{"train", "--out", dir, "--epochs", "x"}, 2, `invalid value "x" for flag -epochs`},
+		{[]string{"train", "--out", dir, "--drops", "1,a"}, 2, `"a" is not an integer epoch`},
+		{[]string{"train", "--out", dir, "--set", "theta"}, 2, `"theta": want key=value`},
+		{[]string{"train", "--out", dir, "--set", "tau=7"}, 1, "Tau = 7: must be in (0, 1)"},
+		{[]string{"train", "--out", dir, "--engine", "native", "--model", "mlp"}, 1, "--engine native: only --model logreg"},
+		{[]string{"train", "--out", dir, "--max-steps", "-3"}, 1, "--max-steps -3: must be ≥ 0"},
+		{[]string{"train", "--resume", "--out", filepath.Join(dir, "none")}, 1, "--resume"},
+		{[]string{"train", "--out", dir, "--data", filepath.Join(dir, "nodata")}, 1, "nodata"},
+	}
+	for _, c := range cases {
+		code, _, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
