@@ -32,15 +32,15 @@ func Example() {
 	var first, last float64
 	for step := 0; step < 200; step++ {
 		x, y := toyBatch(r, 32)
-		res, err := tr.Run(sched, x, y) // Begin, trials, update, End, momentum reset
+		res, st, err := tr.Run(sched, x, y) // Begin, trials, update, End, momentum reset
 		if err != nil {
-			panic(err)
+			panic(err) // st.Loss tells a NaN loss from other failures
 		}
 		_ = res.Events // tests and drops of this step
 		if step == 0 {
-			first = exampleLoss
+			first = st.Loss
 		}
-		last = exampleLoss
+		last = st.Loss
 	}
 	fmt.Println("steps:", sched.Step(), "loss fell:", last < first/2)
 	// Output: steps: 200 loss fell: true
@@ -61,9 +61,6 @@ func toyBatch(r *rand.Rand, n int) (*tensors.Tensor, *tensors.Tensor) {
 	return tensors.FromFlatDataAndDimensions(x, n, 4), tensors.FromFlatDataAndDimensions(y, n)
 }
 
-// exampleLoss is the last loss the example scheduler saw.
-var exampleLoss float64
-
 // exampleScheduler is a constant learning rate standing in for the schedulers
 // of package schedule in this example.
 type exampleScheduler struct {
@@ -78,11 +75,11 @@ func (s *exampleScheduler) Name() string    { return "constant" }
 func (s *exampleScheduler) LR() float64     { return s.lr }
 func (s *exampleScheduler) Step() int       { return s.step }
 func (s *exampleScheduler) Searching() bool { return false }
-func (s *exampleScheduler) Begin(loss, _ float64) (schedule.Request, error) {
+func (s *exampleScheduler) Begin(_, _ float64) (schedule.Request, error) {
 	if s.open {
 		return schedule.Request{}, schedule.ErrPhase
 	}
-	exampleLoss, s.open = loss, true
+	s.open = true
 	return schedule.Request{LR: s.lr}, nil
 }
 func (s *exampleScheduler) Trial(float64) (schedule.Request, error) {

@@ -1,8 +1,8 @@
 // Package salsagomlx drives a GoMLX classifier with the learning-rate
 // schedulers of package schedule (SASA+, SSLS, SALSA and their baselines).
 //
-// A [Trainer] owns the QHM direction (statopt's qhm_update) as graph ops, with
-// its momentum h in non-trainable variables under the scope "/salsa", and the
+// A [Trainer] owns the direction (statopt's qhm_update, or Adam) as graph ops,
+// with its state in non-trainable variables under the scope "/salsa", and the
 // learning rate α as a scalar variable set from the host between steps, so a
 // change of α never recompiles. Each step returns to the host what the
 // scheduler protocol needs: the loss f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨g_k,g_k⟩ for
@@ -16,11 +16,16 @@
 package salsagomlx
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"strings"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -209,13 +214,20 @@ func (t *Trainer) ResetMomentum() error {
 // forward builds the mean softmax cross-entropy of the model on (x, y), with y
 // the int labels [batch].
 func (t *Trainer) forward(s *model.Scope, x, y *Node) *Node {
-	logits := t.modelFn(s.In("model"), x)
+	ce, _ := t.crossEntropy(s, x, y)
+	return ReduceAllMean(ce)
+}
+
+// crossEntropy builds the per-example softmax cross-entropy [batch] and the
+// logits.
+func (t *Trainer) crossEntropy(s *model.Scope, x, y *Node) (ce, logits *Node) {
+	logits = t.modelFn(s.In("model"), x)
 	if logits.Rank() != 2 {
 		panic(fmt.Errorf("salsagomlx: logits shape %s: must be [batch, classes]", logits.Shape()))
 	}
 	logp := LogSoftmax(logits)
 	onehot := OneHot(y, logits.Shape().Dim(1), logp.DType())
-	return Neg(ReduceAllMean(ReduceSum(Mul(onehot, logp), -1)))
+	return Neg(ReduceSum(Mul(onehot, logp), -1)), logits
 }
 
 // bindTrainable records the trainable variables the graph uses, in creation
@@ -392,6 +404,21 @@ func (t *Trainer) updateGraph(s *model.Scope, g *Graph) (*Node, *Node) {
 	return perTensorDots(x1s, ds), perTensorDots(ds, ds)
 }
 
+// evalGraph returns the per-example cross-entropy (no L2 term) and the
+// predicted class, in eval mode, x unchanged.
+func (t *Trainer) evalGraph(s *model.Scope, x, y *Node) (*Node, *Node) {
+	g := x.Graph()
+	// As in trialGraph: bind the variables as parameters in training mode,
+	// so that the Go backend does not embed their current values.
+	t.store.SetTraining(g, true)
+	for v := range t.store.Scope("/model").IterVariables() {
+		v.NodeValue(g)
+	}
+	t.store.SetTraining(g, false)
+	ce, logits := t.crossEntropy(s, x, y)
+	return ce, ArgMax(logits, -1, dtypes.Int32)
+}
+
 // ---- host side ----
 
 func scalar(tt *tensors.Tensor) float64 {
@@ -471,55 +498,70 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 
 // Run makes one training step on the batch driven by s, through the protocol
 // of package schedule: Begin, Trial while asked, the update, End. It resets
-// the momentum when s asks for it.
-func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, error) {
+// the momentum when s asks for it, and returns the step's [Stats] (GG is set
+// when s searched).
+//
+// On an error after Begin, Run calls s.Abort() and still returns the loss it
+// computed, so that the caller can tell a non-finite loss (which s rejects
+// at Begin) from other failures. When s does not search, the update is made
+// in the same graph as the loss, before Begin: after an error the
+// parameters may have moved, and only a snapshot ([Trainer.MarshalBinary])
+// brings them back.
+func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, Stats, error) {
 	if !s.Searching() {
 		// The learning rate is known before the step: one fused graph.
 		if err := t.SetLR(s.LR()); err != nil {
-			return schedule.Result{}, err
+			return schedule.Result{}, Stats{}, err
 		}
 		st, err := t.StepStats(x, labels)
 		if err != nil {
-			return schedule.Result{}, err
+			return schedule.Result{}, Stats{}, err
 		}
 		req, err := s.Begin(st.Loss, 0)
 		if err != nil {
-			return schedule.Result{}, err
+			s.Abort()
+			return schedule.Result{}, st, err
 		}
 		if req.Eval || req.LR != t.lr {
-			return schedule.Result{}, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v) after announcing %v",
+			s.Abort()
+			return schedule.Result{}, st, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v) after announcing %v",
 				s.Name(), req.LR, req.Eval, t.lr)
 		}
-		return t.end(s, st.X1D, st.D2)
+		res, err := t.end(s, st.X1D, st.D2)
+		return res, st, err
 	}
-	loss, gg, err := t.Grad(x, labels)
-	if err != nil {
-		return schedule.Result{}, err
+	var st Stats
+	var err error
+	if st.Loss, st.GG, err = t.Grad(x, labels); err != nil {
+		return schedule.Result{}, Stats{}, err
 	}
-	req, err := s.Begin(loss, gg)
+	req, err := s.Begin(st.Loss, st.GG)
 	for err == nil && req.Eval {
 		var f float64
-		if f, err = t.Trial(x, labels, req.Eta); err != nil {
-			return schedule.Result{}, err
+		if f, err = t.Trial(x, labels, req.Eta); err == nil {
+			req, err = s.Trial(f)
 		}
-		req, err = s.Trial(f)
+	}
+	if err == nil {
+		err = t.SetLR(req.LR)
+	}
+	if err == nil {
+		st.X1D, st.D2, err = t.Update()
 	}
 	if err != nil {
-		return schedule.Result{}, err
+		s.Abort()
+		return schedule.Result{}, st, err
 	}
-	if err := t.SetLR(req.LR); err != nil {
-		return schedule.Result{}, err
-	}
-	x1d, d2, err := t.Update()
-	if err != nil {
-		return schedule.Result{}, err
-	}
-	return t.end(s, x1d, d2)
+	res, err := t.end(s, st.X1D, st.D2)
+	return res, st, err
 }
 
+// end closes the step with s.End (calling s.Abort if it fails) and resets
+// the momentum when asked.
 func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
 	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
 	if err != nil {
+		s.Abort()
 		return res, err
 	}
 	if res.ResetMomentum {
@@ -530,8 +572,55 @@ func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, e
 	return res, nil
 }
 
-// Dense is a fully connected layer act(x·W + b) with Glorot-uniform W and
-// zero b, for building [Model]s. It uses the backend's fused dense op (with
+// Evaluate returns the mean softmax cross-entropy (without the L2 term) and
+// the accuracy (the fraction of examples whose largest logit is the label's)
+// of the model on (x, labels), in eval mode; x is not changed. The sums are
+// made in float64 on the host, so that the means over several calls on
+// chunks of a set are exact up to float32 rounding of each example's loss.
+func (t *Trainer) Evaluate(x, labels *tensors.Tensor) (loss, acc float64, err error) {
+	lossSum, correct, n, err := t.EvaluateSums(x, labels)
+	if err != nil {
+		return 0, 0, err
+	}
+	return lossSum / float64(n), float64(correct) / float64(n), nil
+}
+
+// EvaluateSums is [Trainer.Evaluate] returning the sum of the per-example
+// losses, the number of correct predictions and the number of examples, to
+// be added up over chunks of a set.
+func (t *Trainer) EvaluateSums(x, labels *tensors.Tensor) (lossSum float64, correct, n int, err error) {
+	if labels.Rank() != 1 || labels.Shape().Dim(0) == 0 {
+		return 0, 0, 0, fmt.Errorf("salsagomlx: labels shape %s: must be [n] with n > 0", labels.Shape())
+	}
+	out, err := t.eval.Call(x, labels)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer out[0].FinalizeAll()
+	defer out[1].FinalizeAll()
+	tensors.MustConstFlatData(out[0], func(ce []float32) {
+		for _, v := range ce {
+			lossSum += float64(v)
+		}
+	})
+	err = tensors.ConstFlatData(labels, func(y []int32) {
+		tensors.MustConstFlatData(out[1], func(pred []int32) {
+			for i, p := range pred {
+				if p == y[i] {
+					correct++
+				}
+			}
+		})
+	})
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("salsagomlx: labels: %w", err)
+	}
+	return lossSum, correct, out[1].Shape().Dim(0), nil
+}
+
+// Dense is a fully connected layer act(x·W + b) with W from the scope's
+// initializer (GoMLX's default: He-normal, drawn from the store's RNG, see
+// [MLP]) and zero b, for building [Model]s. It uses the backend's fused dense op (with
 // its fused gradient) when there is one.
 func Dense(scope *model.Scope, x *Node, out int, act ...activation.Type) *Node {
 	in := x.Shape().Dim(-1)
@@ -539,4 +628,232 @@ func Dense(scope *model.Scope, x *Node, out int, act ...activation.Type) *Node {
 	b := scope.WithInitializer(Zeros).VariableWithShape("bias", shapes.Make(x.DType(), out))
 	g := x.Graph()
 	return nn.Dense(x, w.NodeValue(g), b.NodeValue(g), compute.DenseLayoutInputOutputs, act...)
+}
+
+// Logreg is softmax regression x·W + b on the flattened input, with W and b
+// starting at zero. It uses an unfused MatMul: on the Go backend the fused
+// dense op is ~2.5× slower for 784→10.
+func Logreg(classes int) Model {
+	return func(scope *model.Scope, x *Node) *Node {
+		x = Reshape(x, x.Shape().Dim(0), -1)
+		scope = scope.In("dense").WithInitializer(Zeros)
+		w := scope.VariableWithShape("weights", shapes.Make(x.DType(), x.Shape().Dim(-1), classes))
+		b := scope.VariableWithShape("bias", shapes.Make(x.DType(), classes))
+		g := x.Graph()
+		return Add(MatMul(x, w.NodeValue(g)), InsertAxes(b.NodeValue(g), 0))
+	}
+}
+
+// MLP is a multilayer perceptron on the flattened input: ReLU layers of the
+// given widths, then a linear layer to the classes (784-512-512-10 for
+// MLP([]int{512, 512}, 10)). Its weights come from GoMLX's default
+// initializer (He-normal, zero biases), drawn from the store's RNG when the
+// first step runs: seed it with [model.Store.SetRNGStateFromSeed] before
+// that for a reproducible run.
+func MLP(hidden []int, classes int) Model {
+	hidden = append([]int(nil), hidden...)
+	return func(scope *model.Scope, x *Node) *Node {
+		x = Reshape(x, x.Shape().Dim(0), -1)
+		for i, h := range hidden {
+			x = Dense(scope.In("dense%d", i), x, h, activation.TypeRelu)
+		}
+		return Dense(scope.In("dense%d", len(hidden)), x, classes)
+	}
+}
+
+// ---- snapshots ----
+
+const (
+	snapshotMagic   = "salsagomlx\x00"
+	snapshotVersion = 1
+)
+
+// snapshotVars lists the variables a snapshot holds, in store order: every
+// variable under /model and the direction's state (not the learning rate,
+// saved as a float64, nor the gradient kept between Grad and Update).
+func (t *Trainer) snapshotVars() []*model.Variable {
+	var vs []*model.Variable
+	for v := range t.store.IterVariables() {
+		if snapshotPath(v.Path()) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+func snapshotPath(p string) bool {
+	if strings.HasPrefix(p, "/model/") {
+		return true
+	}
+	for _, sc := range directionState {
+		if p == sc || strings.HasPrefix(p, sc+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalBinary writes a versioned snapshot of the trainer between steps:
+// the direction kind, the learning rate, and the bytes of every variable
+// under /model and of the direction's state (QHM's h; Adam's m, v, t).
+// [Trainer.UnmarshalBinary] on a trainer built with the same model and
+// Config restores it so that training continues bit for bit. The model's
+// variables exist once a step (or Evaluate) has run; before that there is
+// nothing to save and MarshalBinary returns an error.
+func (t *Trainer) MarshalBinary() ([]byte, error) {
+	vs := t.snapshotVars()
+	nModel := 0
+	for _, v := range vs {
+		if strings.HasPrefix(v.Path(), "/model/") {
+			nModel++
+		}
+	}
+	if nModel == 0 {
+		return nil, errors.New("salsagomlx: snapshot: the model has no variables yet (they are created by the first step)")
+	}
+	var b bytes.Buffer
+	b.WriteString(snapshotMagic)
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	w(uint32(snapshotVersion))
+	w(uint32(t.cfg.Direction))
+	w(t.lr)
+	w(uint32(len(vs)))
+	for _, v := range vs {
+		val, err := v.Value()
+		if err != nil {
+			return nil, fmt.Errorf("salsagomlx: snapshot of %s: %w", v.Path(), err)
+		}
+		sh := val.Shape()
+		w(uint32(len(v.Path())))
+		b.WriteString(v.Path())
+		w(uint32(sh.DType))
+		w(uint32(sh.Rank()))
+		for _, d := range sh.Dimensions {
+			w(uint64(d))
+		}
+		err = val.ConstBytes(func(data []byte) {
+			w(uint64(len(data)))
+			b.Write(data)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("salsagomlx: snapshot of %s: %w", v.Path(), err)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalBinary restores a snapshot of [Trainer.MarshalBinary]. It checks
+// the whole snapshot before changing anything: the version, the direction,
+// and that each variable the trainer already has matches the snapshot's in
+// dtype and shape. Variables the trainer has not created yet (a fresh
+// trainer) are created with the snapshot's values.
+func (t *Trainer) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	fail := func(what string) error {
+		return fmt.Errorf("salsagomlx: snapshot: %s (offset %d of %d bytes)", what, len(data)-r.Len(), len(data))
+	}
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != snapshotMagic {
+		return fail("not a salsagomlx snapshot")
+	}
+	var version, dir, nv uint32
+	var lr float64
+	rd := func(v any) bool { return binary.Read(r, binary.LittleEndian, v) == nil }
+	if !rd(&version) {
+		return fail("truncated")
+	}
+	if version != snapshotVersion {
+		return fmt.Errorf("salsagomlx: snapshot version %d: this build reads %d", version, snapshotVersion)
+	}
+	if !rd(&dir) || !rd(&lr) || !rd(&nv) {
+		return fail("truncated")
+	}
+	if Direction(dir) != t.cfg.Direction {
+		return fmt.Errorf("salsagomlx: snapshot direction %s: the trainer's is %s", Direction(dir), t.cfg.Direction)
+	}
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fail(fmt.Sprintf("lr = %v: must be finite and > 0", lr))
+	}
+	type entry struct {
+		path string
+		val  *tensors.Tensor
+	}
+	entries := make([]entry, 0, nv)
+	seen := map[string]bool{}
+	for i := uint32(0); i < nv; i++ {
+		var pl, dt, rank uint32
+		if !rd(&pl) || int64(pl) > int64(r.Len()) {
+			return fail("truncated")
+		}
+		pb := make([]byte, pl)
+		if _, err := io.ReadFull(r, pb); err != nil {
+			return fail("truncated")
+		}
+		path := string(pb)
+		if !snapshotPath(path) || seen[path] {
+			return fail(fmt.Sprintf("variable %q: unexpected or repeated", path))
+		}
+		seen[path] = true
+		if !rd(&dt) || !rd(&rank) || rank > 16 {
+			return fail(fmt.Sprintf("variable %q: bad header", path))
+		}
+		dims := make([]int, rank)
+		for k := range dims {
+			var d uint64
+			if !rd(&d) || d > math.MaxInt32 {
+				return fail(fmt.Sprintf("variable %q: bad dimensions", path))
+			}
+			dims[k] = int(d)
+		}
+		dtype := dtypes.DType(dt)
+		if dtype != dtypes.Float32 && dtype != dtypes.Float64 && dtype != dtypes.Int64 {
+			return fail(fmt.Sprintf("variable %q: dtype %s: must be Float32, Float64 or Int64", path, dtype))
+		}
+		sh := shapes.Make(dtype, dims...)
+		var nb uint64
+		if !rd(&nb) || nb > uint64(r.Len()) {
+			return fail(fmt.Sprintf("variable %q: truncated", path))
+		}
+		if nb != uint64(sh.ByteSize()) {
+			return fail(fmt.Sprintf("variable %q: %d bytes for shape %s", path, nb, sh))
+		}
+		if v := t.store.GetVariable(path); v != nil && !v.Shape().Equal(sh) {
+			return fmt.Errorf("salsagomlx: snapshot variable %s has shape %s: the trainer's is %s", path, sh, v.Shape())
+		}
+		val := tensors.FromShape(sh)
+		var rerr error
+		if err := val.MutableBytes(func(b []byte) { _, rerr = io.ReadFull(r, b) }); err != nil || rerr != nil {
+			return fail(fmt.Sprintf("variable %q: truncated", path))
+		}
+		entries = append(entries, entry{path, val})
+	}
+	if r.Len() != 0 {
+		return fail("trailing bytes")
+	}
+	for _, v := range t.snapshotVars() {
+		if !seen[v.Path()] {
+			return fmt.Errorf("salsagomlx: snapshot has no variable %s: it is not from this model and direction", v.Path())
+		}
+	}
+	// Apply.
+	for _, e := range entries {
+		if v := t.store.GetVariable(e.path); v != nil {
+			if err := v.SetValue(e.val); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := t.store.CreateVariable(e.path, e.val)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(e.path, "/model/") {
+			v.SetTrainable(false)
+		}
+	}
+	if err := t.lrVar.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+		return err
+	}
+	t.lr = lr
+	return nil
 }

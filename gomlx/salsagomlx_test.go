@@ -204,9 +204,13 @@ func TestRunMatchesHost(t *testing.T) {
 		for step := 1; step <= 5; step++ {
 			X, y := randBatch(r, n, in, out)
 			xt, yt := tensors.FromFlatDataAndDimensions(X, n, in), tensors.FromFlatDataAndDimensions(y, n)
-			res, err := tr.Run(rec, xt, yt)
+			res, st, err := tr.Run(rec, xt, yt)
 			if err != nil {
 				t.Fatalf("search=%v step %d: %v", search, step, err)
+			}
+			if st.Loss != rec.loss || st.X1D != rec.obs.X1D || st.D2 != rec.obs.D2 || (search && st.GG != rec.gd) {
+				t.Errorf("search=%v step %d: Stats %+v differ from what the scheduler saw (loss %v gd %v obs %+v)",
+					search, step, st, rec.loss, rec.gd, rec.obs)
 			}
 			// Reference.
 			loss, gw, gb := h.lossGrad(h.w, h.b, X, y)

@@ -74,3 +74,18 @@ func (t *Trainer) Apply(d []float32, lr float64) (x1d, d2 float64, err error) {
 	}
 	return x1d, d2, nil
 }
+
+// Plain makes x ← x − lr·d with the QHM direction of the last Grad, without
+// the statistics: the step of a training loop that runs no SASA+ test, the
+// baseline of the overhead benchmarks.
+func (t *Trainer) Plain(lr float64) error {
+	if t.y == nil {
+		return fmt.Errorf("linear: Plain before Grad")
+	}
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("linear: lr = %v: must be finite and > 0", lr)
+	}
+	t.y = nil
+	axpy(-float32(lr), t.direction(), t.X)
+	return nil
+}

@@ -30,6 +30,7 @@ type Trainer struct {
 	X   []float32 // parameters: W (Out×In, row-major), then b (Out)
 	h   []float32 // QHM momentum
 	g   []float32 // g_k of the last Grad: ∇f + wd·x
+	d   []float32 // d_k when it is neither g nor h (0 < ν < 1)
 
 	// Kept from the last Grad for the trials.
 	batch []float32 // the inputs, n×In
@@ -193,30 +194,30 @@ func (t *Trainer) Update(lr float64) (x1d, d2 float64, err error) {
 		return 0, 0, fmt.Errorf("linear: lr = %v: must be finite and > 0", lr)
 	}
 	t.y = nil // g is spent
-	a := float32(lr)
+	d := t.direction()
+	axpy(-float32(lr), d, t.X)
+	// In float32 like statopt's per-tensor dot products, with the SIMD
+	// kernels: this is all SASA+ adds to a plain step.
+	return float64(dot(t.X, d)), float64(dot(d, d)), nil
+}
+
+// direction advances the QHM momentum with the g of the last Grad and
+// returns d_k: g itself (β = 0 or ν = 0), h (ν = 1) or (1−ν)g + νh.
+func (t *Trainer) direction() []float32 {
 	beta, nu := float32(t.cfg.Beta), float32(t.cfg.Nu)
 	if beta == 0 || nu == 0 {
-		for i, d := range t.g {
-			x := t.X[i] - a*d
-			t.X[i] = x
-			x1d += float64(x * d)
-			d2 += float64(d * d)
-		}
-		return x1d, d2, nil
+		return t.g
 	}
+	axpy(beta-1, t.h, t.h) // h ← βh
+	axpy(1-beta, t.g, t.h) // h ← βh + (1−β)g
+	if nu == 1 {
+		return t.h
+	}
+	t.d = grow(t.d, len(t.g))
 	for i, g := range t.g {
-		h := beta*t.h[i] + (1-beta)*g
-		t.h[i] = h
-		d := h
-		if nu != 1 {
-			d = (1-nu)*g + nu*h
-		}
-		x := t.X[i] - a*d
-		t.X[i] = x
-		x1d += float64(x * d)
-		d2 += float64(d * d)
+		t.d[i] = (1-nu)*g + nu*t.h[i]
 	}
-	return x1d, d2, nil
+	return t.d
 }
 
 // Step is Grad then Update: one plain step at learning rate lr.

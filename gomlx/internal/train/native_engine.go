@@ -150,3 +150,13 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	}
 	return nil
 }
+
+// PlainStep is a QHM step at rate lr without a scheduler or statistics.
+func (e *nativeEngine) PlainStep(idx []int, lr float64) (float64, error) {
+	e.gather(idx)
+	loss, _, err := e.t.Grad(e.xb, e.yb)
+	if err != nil {
+		return loss, err
+	}
+	return loss, e.t.Plain(lr)
+}

@@ -1,0 +1,313 @@
+package train
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/salsaopt/salsa/schedule"
+)
+
+// gomlxSynth makes n examples of dim features in 3 classes: Gaussian noise
+// with the class's third of the features shifted by 1, and a quarter of the
+// labels redrawn at random, so that the classes overlap (on separable data
+// the line search grows α without bound).
+func gomlxSynth(n, dim int, seed uint64) *Split {
+	r := rand.New(rand.NewPCG(seed, 2))
+	s := &Split{Dim: dim, Labels: 3, X: make([]float32, n*dim), Y: make([]int32, n)}
+	for i := range n {
+		c := r.IntN(3)
+		s.Y[i] = int32(c)
+		if r.IntN(4) == 0 {
+			s.Y[i] = int32(r.IntN(3))
+		}
+		for j := range dim {
+			s.X[i*dim+j] = float32(r.NormFloat64())
+			if j%3 == c {
+				s.X[i*dim+j]++
+			}
+		}
+	}
+	return s
+}
+
+func gomlxPlan(t testing.TB, model, method string, n int) *Plan {
+	t.Helper()
+	p, err := NewPlan(Options{Dataset: "mnist", Model: model, Method: method, Preset: "paper", LR0: 0.01,
+		Epochs: 2, Batch: 32, Seed: 1, Engine: "gomlx"}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// gomlxPair is an engine and its scheduler.
+type gomlxPair struct {
+	eng   Engine
+	sched schedule.Scheduler
+}
+
+func newGoMLXPair(t testing.TB, p *Plan, sp *Split) gomlxPair {
+	t.Helper()
+	eng, err := newGoMLXEngine(p, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schedule.New(p.Scheduler, p.Schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gomlxPair{eng, s}
+}
+
+// snapshot returns the pair's engine and scheduler snapshots.
+func (g gomlxPair) snapshot(t *testing.T) ([]byte, []byte) {
+	t.Helper()
+	e, err := g.eng.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := g.sched.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, s
+}
+
+func sameStep(a, b StepOut) bool {
+	bits := math.Float64bits
+	return bits(a.Loss) == bits(b.Loss) && bits(a.X1D) == bits(b.X1D) && bits(a.D2) == bits(b.D2) &&
+		bits(a.LR) == bits(b.LR) && bits(a.NextLR) == bits(b.NextLR) && a.Step == b.Step && a.Searched == b.Searched
+}
+
+// TestGoMLXEngineSALSA drives logreg with the real SALSA scheduler for 20
+// epochs of 500 examples in batches of 32 (the last batch of each epoch has
+// 20), checks that the loss falls, and that an engine and scheduler
+// restored from snapshots taken mid-run continue bit for bit alike.
+func TestGoMLXEngineSALSA(t *testing.T) {
+	const n, dim, epochs = 500, 20, 20
+	sp := gomlxSynth(n, dim, 1)
+	p := gomlxPair{}
+	plan := gomlxPlan(t, "logreg", "salsa", n)
+	p = newGoMLXPair(t, plan, sp)
+	if p.eng.Name() != "gomlx" {
+		t.Errorf("Name() = %q", p.eng.Name())
+	}
+	l0, a0, err := p.eng.Evaluate(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(l0-math.Log(3)) > 1e-6 {
+		t.Errorf("initial loss %v: logreg starts at zero, want log 3 = %v", l0, math.Log(3))
+	}
+	var q gomlxPair // the restored copy
+	var epochLoss []float64
+	searched, fused := 0, 0
+	spe := plan.StepsPerEpoch
+	for ep := 1; ep <= epochs; ep++ {
+		perm := Perm(plan.Options.Seed, ep, n)
+		sum := 0.0
+		for pos := 0; pos < spe; pos++ {
+			idx := perm[pos*32 : min(pos*32+32, n)]
+			st, err := p.eng.Step(p.sched, idx)
+			if err != nil {
+				t.Fatalf("epoch %d step %d: %v", ep, pos, err)
+			}
+			if st.Searched {
+				searched++
+			} else {
+				fused++
+			}
+			sum += st.Loss
+			if q.eng != nil {
+				qt, err := q.eng.Step(q.sched, idx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameStep(st, qt) {
+					t.Fatalf("epoch %d step %d: restored run %+v, original %+v", ep, pos, qt, st)
+				}
+			}
+		}
+		epochLoss = append(epochLoss, sum/float64(spe))
+		if ep == 5 { // mid-SSLS: the restored run also goes through the switch
+			es, ss := p.snapshot(t)
+			q = newGoMLXPair(t, plan, sp)
+			if err := q.eng.UnmarshalBinary(es); err != nil {
+				t.Fatal(err)
+			}
+			if q.sched, err = schedule.Restore(ss); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pe, _ := p.snapshot(t)
+	qe, _ := q.snapshot(t)
+	if !bytes.Equal(pe, qe) {
+		t.Error("the restored run ends with other parameters")
+	}
+	l1, a1, err := p.eng.Evaluate(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("steps %d (searched %d, fused %d); epoch losses %.4f … %.4f; train loss %.4f→%.4f acc %.3f→%.3f",
+		p.sched.Step(), searched, fused, epochLoss[0], epochLoss[len(epochLoss)-1], l0, l1, a0, a1)
+	if p.sched.Step() != epochs*spe {
+		t.Errorf("%d steps, want %d", p.sched.Step(), epochs*spe)
+	}
+	if !(epochLoss[len(epochLoss)-1] < 0.9*epochLoss[0]) || !(l1 < 0.8*l0) || !(a1 > 0.6) {
+		t.Errorf("no progress: epoch losses %v; eval loss %v→%v acc %v", epochLoss, l0, l1, a1)
+	}
+}
+
+// TestGoMLXMatchesNative runs the gomlx and native engines side by side on
+// the same batches for SALSA (its SSLS phase: gradient, trials, update) and
+// adam-warmup: both are float32, so every step agrees to rounding and the
+// schedulers take the same decisions.
+func TestGoMLXMatchesNative(t *testing.T) {
+	if Engines["native"] == nil {
+		t.Skip("no native engine registered")
+	}
+	const n, dim = 500, 20
+	sp := gomlxSynth(n, dim, 4)
+	for _, method := range []string{"salsa", "adam-warmup"} {
+		plan := gomlxPlan(t, "logreg", method, n)
+		g := newGoMLXPair(t, plan, sp)
+		q := newGoMLXPair(t, plan, sp)
+		var err error
+		if q.eng, err = Engines["native"](plan, sp); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 40; k++ {
+			pos := k % plan.StepsPerEpoch
+			idx := Perm(1, 1+k/plan.StepsPerEpoch, n)[pos*32 : min(pos*32+32, n)]
+			a, err1 := g.eng.Step(g.sched, idx)
+			b, err2 := q.eng.Step(q.sched, idx)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if a.LR != b.LR || a.Searched != b.Searched || !gomlxNear(a.Loss, b.Loss, 1e-5) ||
+				!gomlxNear(a.X1D, b.X1D, 1e-4) || !gomlxNear(a.D2, b.D2, 1e-4) {
+				t.Fatalf("%s step %d: gomlx %+v, native %+v", method, k+1, a, b)
+			}
+		}
+	}
+}
+
+func gomlxNear(a, b, rel float64) bool {
+	return math.Abs(a-b) <= rel*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// TestGoMLXEngineMLP: the MLP engine trains with SASA+, its initial weights
+// follow --seed, and Adam (adam-warmup) runs.
+func TestGoMLXEngineMLP(t *testing.T) {
+	const n, dim = 256, 20
+	sp := gomlxSynth(n, dim, 2)
+	first := func(seed uint64, method string, steps int) (StepOut, StepOut, Engine) {
+		plan := gomlxPlan(t, "mlp", method, n)
+		plan.Options.Seed = seed
+		p := newGoMLXPair(t, plan, sp)
+		var st0, st StepOut
+		for k := 0; k < steps; k++ {
+			idx := Perm(seed, 1+k/8, n)[(k%8)*32 : (k%8)*32+32]
+			var err error
+			if st, err = p.eng.Step(p.sched, idx); err != nil {
+				t.Fatalf("%s step %d: %v", method, k+1, err)
+			}
+			if k == 0 {
+				st0 = st
+			}
+		}
+		return st0, st, p.eng
+	}
+	a0, a, eng := first(1, "sasa+", 40)
+	b0, _, _ := first(1, "sasa+", 1)
+	c0, _, _ := first(2, "sasa+", 1)
+	if !sameStep(a0, b0) {
+		t.Errorf("seed 1 twice: first steps %+v and %+v", a0, b0)
+	}
+	if a0.Loss == c0.Loss {
+		t.Errorf("seeds 1 and 2: same first loss %v", a0.Loss)
+	}
+	if !(a.Loss < a0.Loss) || math.IsNaN(a.Loss) {
+		t.Errorf("mlp sasa+: loss %v after 40 steps, %v at the first", a.Loss, a0.Loss)
+	}
+	if l, acc, err := eng.Evaluate(sp); err != nil || !(acc > 0.5) {
+		t.Errorf("mlp Evaluate: loss %v acc %v err %v", l, acc, err)
+	}
+	w0, w, _ := first(3, "adam-warmup", 16)
+	if math.IsNaN(w.Loss) || !(w.Loss < w0.Loss) {
+		t.Errorf("mlp adam-warmup: loss %v after 16 steps, %v at the first", w.Loss, w0.Loss)
+	}
+}
+
+// TestGoMLXEngineErrors: bad splits and indices are errors, and a NaN loss is
+// reported in StepOut.Loss.
+func TestGoMLXEngineErrors(t *testing.T) {
+	sp := gomlxSynth(64, 6, 3)
+	plan := gomlxPlan(t, "logreg", "sasa+", 64)
+	bad := *sp
+	bad.Y = append([]int32{5}, sp.Y[1:]...)
+	if _, err := newGoMLXEngine(plan, &bad); err == nil {
+		t.Error("label 5 of 3 classes: no error")
+	}
+	p := newGoMLXPair(t, plan, sp)
+	if _, err := p.eng.Step(p.sched, []int{0, 64}); err == nil {
+		t.Error("example 64 of 64: no error")
+	}
+	if _, _, err := p.eng.Evaluate(&Split{Dim: 5, Labels: 3, X: make([]float32, 5), Y: []int32{0}}); err == nil {
+		t.Error("Evaluate with Dim 5 on a model of 6: no error")
+	}
+	nan := *sp
+	nan.X = append([]float32(nil), sp.X...)
+	nan.X[0] = float32(math.NaN())
+	p = newGoMLXPair(t, plan, &nan)
+	st, err := p.eng.Step(p.sched, []int{0, 1, 2})
+	if err == nil || !math.IsNaN(st.Loss) {
+		t.Errorf("NaN feature: loss %v, err %v; want NaN and an error", st.Loss, err)
+	}
+}
+
+// BenchmarkEngine times the gomlx engine's Step on MNIST-shaped random data
+// (784 features, 10 classes, batch 128) under three schedulers: shb-hand
+// (constant: the fused step), sasa+ (the fused step; its statistics are
+// always computed) and ssls (gradient, trials, update).
+func BenchmarkEngine(b *testing.B) {
+	const n, dim = 4096, 784
+	r := rand.New(rand.NewPCG(5, 5))
+	sp := &Split{Dim: dim, Labels: 10, X: make([]float32, n*dim), Y: make([]int32, n)}
+	for i := range sp.X {
+		sp.X[i] = float32(r.Float64())
+	}
+	for i := range sp.Y {
+		sp.Y[i] = int32(r.IntN(10))
+	}
+	for _, model := range []string{"logreg", "mlp"} {
+		for _, method := range []string{"shb-hand", "sasa+", "ssls"} {
+			b.Run(model+"/"+method, func(b *testing.B) {
+				plan, err := NewPlan(Options{Dataset: "mnist", Model: model, Method: method, Preset: "paper",
+					LR0: 0.01, Epochs: 100, Batch: 128, Seed: 1, Engine: "gomlx"}, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := newGoMLXPair(b, plan, sp)
+				perm := Perm(1, 1, n)
+				step := func(i int) {
+					lo := (i % (n / 128)) * 128
+					if _, err := p.eng.Step(p.sched, perm[lo:lo+128]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for i := 0; i < 3; i++ { // compile
+					step(i)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					step(i)
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+			})
+		}
+	}
+}
