@@ -4,7 +4,13 @@
 GOMLX_ENV := GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd
 GO_CORE := GOTOOLCHAIN=$(or $(CORE_TOOLCHAIN),auto) go
 
-.PHONY: test check core-test gomlx-test fmt
+.PHONY: mnist test check core-test gomlx-test fmt
+
+## mnist: the main job: MNIST logistic regression trained by SALSA, offline,
+## from the copy of MNIST in data/mnist; outputs and figures in runs/mnist-salsa.
+mnist:
+	rm -rf runs/mnist-salsa
+	cd gomlx && $(GOMLX_ENV) go run ./cmd/salsa train --dataset mnist --model logreg --method salsa --out ../runs/mnist-salsa $(ARGS)
 
 ## test: everything CI runs: formatting, vet, and the tests of both modules.
 test: check core-test gomlx-test
