@@ -26,7 +26,16 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	var sched schedule.Scheduler = newExampleScheduler(0.1) // e.g. schedule.NewSALSA(...)
+	// SALSA with the paper's defaults for 6400 examples in batches of 32,
+	// starting from a small rate.
+	cfg, err := schedule.Defaults(schedule.PresetPaper, 6400, 32, 0.01)
+	if err != nil {
+		panic(err)
+	}
+	sched, err := schedule.NewSALSA(cfg.SALSA())
+	if err != nil {
+		panic(err)
+	}
 
 	r := rand.New(rand.NewPCG(1, 1))
 	var first, last float64
@@ -42,8 +51,8 @@ func Example() {
 		}
 		last = st.Loss
 	}
-	fmt.Println("steps:", sched.Step(), "loss fell:", last < first/2)
-	// Output: steps: 200 loss fell: true
+	fmt.Println("steps:", sched.Step(), "loss fell:", last < first/2, "SSLS raised the rate:", sched.LR() > 0.1)
+	// Output: steps: 200 loss fell: true SSLS raised the rate: true
 }
 
 // toyBatch draws 3 well-separated Gaussian classes in 4 dimensions.
@@ -60,39 +69,3 @@ func toyBatch(r *rand.Rand, n int) (*tensors.Tensor, *tensors.Tensor) {
 	}
 	return tensors.FromFlatDataAndDimensions(x, n, 4), tensors.FromFlatDataAndDimensions(y, n)
 }
-
-// exampleScheduler is a constant learning rate standing in for the schedulers
-// of package schedule in this example.
-type exampleScheduler struct {
-	lr   float64
-	step int
-	open bool
-}
-
-func newExampleScheduler(lr float64) *exampleScheduler { return &exampleScheduler{lr: lr} }
-
-func (s *exampleScheduler) Name() string    { return "constant" }
-func (s *exampleScheduler) LR() float64     { return s.lr }
-func (s *exampleScheduler) Step() int       { return s.step }
-func (s *exampleScheduler) Searching() bool { return false }
-func (s *exampleScheduler) Begin(_, _ float64) (schedule.Request, error) {
-	if s.open {
-		return schedule.Request{}, schedule.ErrPhase
-	}
-	s.open = true
-	return schedule.Request{LR: s.lr}, nil
-}
-func (s *exampleScheduler) Trial(float64) (schedule.Request, error) {
-	return schedule.Request{}, schedule.ErrPhase
-}
-func (s *exampleScheduler) End(schedule.Observation) (schedule.Result, error) {
-	if !s.open {
-		return schedule.Result{}, schedule.ErrPhase
-	}
-	s.open = false
-	s.step++
-	return schedule.Result{Step: s.step, LR: s.lr, NextLR: s.lr}, nil
-}
-func (s *exampleScheduler) Abort()                         { s.open = false }
-func (s *exampleScheduler) MarshalBinary() ([]byte, error) { return nil, nil }
-func (s *exampleScheduler) UnmarshalBinary([]byte) error   { return nil }

@@ -175,3 +175,16 @@ func (e *gomlxEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 func (e *gomlxEngine) MarshalBinary() ([]byte, error) { return e.tr.MarshalBinary() }
 func (e *gomlxEngine) UnmarshalBinary(b []byte) error { return e.tr.UnmarshalBinary(b) }
 func (e *gomlxEngine) ResetMomentum() error           { return e.tr.ResetMomentum() }
+
+// PlainStep is the adapter's plain fused step at rate lr: no scheduler, no
+// statistics returned to the host.
+func (e *gomlxEngine) PlainStep(idx []int, lr float64) (float64, error) {
+	b := e.buf(len(idx), e.train.Dim)
+	if err := fill(b, e.train, idx, 0, len(idx)); err != nil {
+		return 0, err
+	}
+	if err := e.tr.SetLR(lr); err != nil {
+		return 0, err
+	}
+	return e.tr.Step(b.x, b.y)
+}
