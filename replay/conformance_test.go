@@ -2,35 +2,17 @@ package replay_test
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/internal/conformance"
+
 	"github.com/salsaopt/salsa/replay"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
-
-// conformanceDir finds ../shared/conformance/public beside the repository.
-func conformanceDir(t testing.TB) string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "..", "shared", "conformance", "public")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("conformance traces not found: expected ../shared/conformance/public beside the repository")
-		}
-		dir = parent
-	}
-}
 
 func runs(t testing.TB, dir string) []string {
 	m, err := filepath.Glob(filepath.Join(dir, "*.meta.json"))
@@ -115,7 +97,7 @@ func compareEvents(t *testing.T, got, want []schedule.Event, rel float64) {
 // and requires every event: same steps, kinds and decisions, floats within
 // 1e-9 relative (issue: "salsa replay must reproduce every public trace").
 func TestConformance(t *testing.T) {
-	dir := conformanceDir(t)
+	dir := conformance.PublicDir(t)
 	for _, run := range runs(t, dir) {
 		t.Run(run, func(t *testing.T) {
 			meta, err := trace.ReadMeta(filepath.Join(dir, run+".meta.json"))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/salsaopt/salsa/internal/conformance"
+
 	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/internal/synthetic"
 	"github.com/salsaopt/salsa/replay"
@@ -29,7 +31,7 @@ var chaotic = map[string]bool{
 // requires the recorded trajectory: loss and d2 within 1e-9 relative at every
 // step, and the recorded events.
 func TestEndToEnd(t *testing.T) {
-	dir := conformanceDir(t)
+	dir := conformance.PublicDir(t)
 	problems := map[string]*synthetic.Problem{}
 	for _, run := range runs(t, dir) {
 		t.Run(run, func(t *testing.T) {

@@ -10,34 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/internal/conformance"
+
 	"github.com/salsaopt/salsa/schedule"
 )
-
-// conformanceDir returns shared/conformance/public, found as
-// ../shared/conformance/public from the module root (the first parent of the
-// package directory holding go.mod), or skips the test.
-func conformanceDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("conformance files not found: no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	pub := filepath.Join(dir, "..", "shared", "conformance", "public")
-	if _, err := os.Stat(filepath.Join(pub, "manifest.csv")); err != nil {
-		t.Skipf("conformance files not found: %s/manifest.csv is absent (expected the shared/ checkout next to the repository)", pub)
-	}
-	return pub
-}
 
 // firstDiff describes the first line where got and want differ.
 func firstDiff(got, want []byte) string {
@@ -57,7 +33,7 @@ func itoa(n int) string { return string(appendInt(nil, n)) }
 // checks FormatFloat against Python's repr on every float in them), and that
 // meta.json and manifest.csv agree with the events and the trace.
 func TestConformance(t *testing.T) {
-	pub := conformanceDir(t)
+	pub := conformance.PublicDir(t)
 	manifest, err := ReadManifestFile(filepath.Join(pub, "manifest.csv"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,29 +7,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-)
 
-// conformanceDir returns the public conformance directory, found as
-// shared/conformance/public in an ancestor of the package directory (the
-// repository sits beside shared/), or skips the test.
-func conformanceDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		c := filepath.Join(dir, "shared", "conformance", "public")
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return c
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("conformance data not found: no shared/conformance/public in any ancestor of the package directory")
-		}
-		dir = parent
-	}
-}
+	"github.com/salsaopt/salsa/internal/conformance"
+)
 
 var (
 	loadMu   sync.Mutex
@@ -39,7 +19,7 @@ var (
 // loadProblem loads a problem once per test binary.
 func loadProblem(t testing.TB, name string) *Problem {
 	t.Helper()
-	dir := filepath.Join(conformanceDir(t), "problems")
+	dir := filepath.Join(conformance.PublicDir(t), "problems")
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	if p, ok := problems[name]; ok {
@@ -68,7 +48,7 @@ type meta struct {
 
 func readMeta(t testing.TB, run string) *meta {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(conformanceDir(t), run+".meta.json"))
+	b, err := os.ReadFile(filepath.Join(conformance.PublicDir(t), run+".meta.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

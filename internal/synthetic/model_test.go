@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/salsaopt/salsa/internal/conformance"
 )
 
 func TestLoad(t *testing.T) {
@@ -50,7 +52,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	dir := filepath.Join(conformanceDir(t), "problems")
+	dir := filepath.Join(conformance.PublicDir(t), "problems")
 	if _, err := Load(dir, "cnn"); err == nil || !strings.Contains(err.Error(), `"cnn"`) {
 		t.Errorf("Load(cnn): err = %v: want one naming the problem", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/internal/conformance"
+
 	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
@@ -137,7 +139,7 @@ type runStats struct {
 func replayRun(t *testing.T, run string, steps int) runStats {
 	t.Helper()
 	m := readMeta(t, run)
-	ref, err := trace.ReadTraceFile(filepath.Join(conformanceDir(t), run+".trace.csv.gz"))
+	ref, err := trace.ReadTraceFile(filepath.Join(conformance.PublicDir(t), run+".trace.csv.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,7 @@ const chaoticHorizon = 300
 // ⟨x⁺,d⟩ row by row with the recorded trace (statopt 0.2 under PyTorch
 // 1.13), and the final full objective with meta.json.
 func TestReplay(t *testing.T) {
-	runs, err := filepath.Glob(filepath.Join(conformanceDir(t), "*.meta.json"))
+	runs, err := filepath.Glob(filepath.Join(conformance.PublicDir(t), "*.meta.json"))
 	if err != nil || len(runs) == 0 {
 		t.Fatalf("no meta.json files: %v", err)
 	}
@@ -321,7 +323,7 @@ func BenchmarkRunMLP(b *testing.B) {
 
 // BenchmarkLoad measures reading the three problems.
 func BenchmarkLoad(b *testing.B) {
-	dir := filepath.Join(conformanceDir(b), "problems")
+	dir := filepath.Join(conformance.PublicDir(b), "problems")
 	for b.Loop() {
 		for _, name := range Names() {
 			if _, err := Load(dir, name); err != nil {

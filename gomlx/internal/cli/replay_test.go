@@ -8,23 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/internal/conformance"
+
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
-
-func conformance(t *testing.T) string {
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, "..", "shared", "conformance", "public")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("../shared/conformance/public not found beside the repository")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -37,7 +25,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // (SALSA, SASA+ with forced BM, OLBM) and compares its output with the
 // recorded events: same rows, floats within 1e-9 relative.
 func TestReplayReproducesTraces(t *testing.T) {
-	dir := conformance(t)
+	dir := conformance.PublicDir(t)
 	for _, r := range []string{"logreg_salsa_lr1e-1", "lsq_sasa_bm_forced", "mlp_sasa_olbm", "mlp_salsa_lr1e-3_wd1e-4"} {
 		code, out, errs := run(t, "replay", "--trace", filepath.Join(dir, r+".trace.csv.gz"), "--config", filepath.Join(dir, r+".meta.json"))
 		if code != 0 {
@@ -85,7 +73,7 @@ func parseF(s string) float64 {
 // TestReplayOtherSettings replays a SASA+ trace under other settings, the
 // user feature: BM variance without statopt's stabilizers decides otherwise.
 func TestReplayOtherSettings(t *testing.T) {
-	dir := conformance(t)
+	dir := conformance.PublicDir(t)
 	r := filepath.Join(dir, "lsq_sasa_mb")
 	code, out, errs := run(t, "replay", "--trace", r+".trace.csv.gz", "--config", r+".meta.json", "--set", "variance=bm", "--set", "sign_check=false")
 	if code != 0 {
@@ -115,7 +103,7 @@ func TestReplayOtherSettings(t *testing.T) {
 }
 
 func TestReplayErrors(t *testing.T) {
-	dir := conformance(t)
+	dir := conformance.PublicDir(t)
 	r := filepath.Join(dir, "lsq_sasa_mb")
 	cases := []struct {
 		args []string

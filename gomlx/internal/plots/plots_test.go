@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/internal/conformance"
+
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/schedule/schedtest"
 	"github.com/salsaopt/salsa/stats"
@@ -202,7 +204,7 @@ func checkRebuilt(t *testing.T, r *run, j int) {
 // LeakyBucket.mean_std). θ = 1/leak_ratio and the estimator are those of
 // each run's meta.json; statopt's 'mb' mode is the i.i.d. estimator.
 func TestPlotRebuildConformance(t *testing.T) {
-	dir := conformance(t)
+	dir := (conformance.PublicDir(t) + string(filepath.Separator))
 	for _, c := range []struct {
 		name  string
 		theta float64
@@ -224,21 +226,6 @@ func TestPlotRebuildConformance(t *testing.T) {
 			}
 			checkRebuilt(t, &r, c.j)
 		})
-	}
-}
-
-// conformance finds shared/conformance/public beside a parent directory.
-func conformance(t *testing.T) string {
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, "..", "shared", "conformance", "public")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p + string(filepath.Separator)
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("../shared/conformance/public not found beside the repository")
-		}
-		dir = filepath.Dir(dir)
 	}
 }
 
