@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -66,7 +67,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint (other flags are taken from it)")
 	maxSteps := fs.Int("max-steps", 0, "stop after this many steps in all, for a quick try (the run can be resumed)")
 	dataDir := fs.String("data", "", "data root holding <dataset>/ (default $SALSA_DATA, else the copy in the repository)")
-	download := fs.Bool("download", false, "download the dataset (verified by SHA-256) if it is missing")
+	download := fs.Bool("download", false, "download the dataset's missing files (verified by SHA-256)")
+	mirror := fs.String("mirror", "", "base `URL` for --download (default: the dataset's usual mirror)")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
@@ -123,7 +125,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if p != nil {
 		opts = p.Options
 	}
-	ds, err := train.Load(*dataDir, opts.Dataset, *download, stderr)
+	ds, err := train.Load(context.Background(), *dataDir, opts.Dataset, *download, *mirror, stderr)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +53,44 @@ func TestTrainMNISTResume(t *testing.T) {
 		if !bytes.Equal(x, y) || len(x) == 0 {
 			t.Errorf("%s differs after resuming", f)
 		}
+	}
+}
+
+// TestTrainDownload fetches MNIST through --download from a local server
+// that serves the repository's copy, into an empty --data folder, then
+// trains a few steps on it; a server serving a corrupt file is refused with
+// the file named and nothing left behind.
+func TestTrainDownload(t *testing.T) {
+	src, err := filepath.Abs("../../../data/mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := httptest.NewServer(http.FileServer(http.Dir(src)))
+	defer good.Close()
+	root := t.TempDir()
+	code, out, errs := run(t, "train", "--data", root, "--download", "--mirror", good.URL+"/", "--max-steps", "5",
+		"--out", filepath.Join(root, "run"), "--no-plots")
+	if code != 0 || !strings.HasPrefix(out, "stopped: steps=5") {
+		t.Fatalf("exit %d: %q %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(root, "mnist", "t10k-labels-idx1-ubyte.gz")); err != nil {
+		t.Fatal(err)
+	}
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "t10k-labels") {
+			w.Write([]byte("not the MNIST labels"))
+			return
+		}
+		http.FileServer(http.Dir(src)).ServeHTTP(w, r)
+	}))
+	defer bad.Close()
+	root2 := t.TempDir()
+	code, _, errs = run(t, "train", "--data", root2, "--download", "--mirror", bad.URL+"/", "--out", filepath.Join(root2, "run"))
+	if code != 1 || !strings.Contains(errs, "t10k-labels-idx1-ubyte.gz") {
+		t.Fatalf("corrupt mirror: exit %d, %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(root2, "mnist", "t10k-labels-idx1-ubyte.gz")); err == nil {
+		t.Error("the corrupt file was kept")
 	}
 }
 

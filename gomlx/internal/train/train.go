@@ -7,6 +7,7 @@ package train
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
@@ -284,23 +285,21 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	return p, nil
 }
 
-// Load reads a dataset and splits it for the plan's options. The features
-// are pixel/255 normalized per channel with the dataset's constants.
-func Load(dataDir, name string, download bool, stderr io.Writer) (*data.Dataset, error) {
+// Load reads a dataset from the --data folder, SALSA_DATA or the
+// repository's copy (data.Resolve). With download, missing files are fetched
+// from mirror (the dataset's default mirror when empty) into that folder, or
+// into ./data/<name> when none exists, and verified by SHA-256.
+func Load(ctx context.Context, dataDir, name string, download bool, mirror string, stderr io.Writer) (*data.Dataset, error) {
 	dir, err := data.Resolve(dataDir, name)
-	if err != nil && !(download && dataDir == "") {
+	if err != nil && !download {
 		return nil, err
 	}
 	if err != nil {
 		dir = filepath.Join("data", name)
 	}
 	if download {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		base, _ := data.DefaultMirror(name)
-		fmt.Fprintf(stderr, "downloading %s into %s (verified by SHA-256)\n", name, dir)
-		if err := data.Download(nil, nil, base, dir, name); err != nil {
+		fmt.Fprintf(stderr, "checking %s in %s, downloading what is missing (verified by SHA-256)\n", name, dir)
+		if err := data.Download(ctx, nil, mirror, dir, name); err != nil {
 			return nil, err
 		}
 	}
