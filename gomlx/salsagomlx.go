@@ -340,7 +340,7 @@ func (t *Trainer) adam(v *model.Variable, gr, bc1, bc2 *Node) *Node {
 func perTensorDots(as, bs []*Node) *Node {
 	dots := make([]*Node, len(as))
 	for i := range as {
-		dots[i] = DotProduct(Reshape(as[i], -1), Reshape(bs[i], -1))
+		dots[i] = ReduceAllSum(Mul(as[i], bs[i]))
 	}
 	return Stack(dots, 0)
 }
