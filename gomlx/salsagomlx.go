@@ -9,6 +9,10 @@
 // the line search along g (ls_dir='g'), and after the update ⟨x_{k+1},d_k⟩
 // and ‖d_k‖² for SASA+'s Δ_k.
 //
+// An [Optimizer] is the same direction as a GoMLX optimizer.Interface, for an
+// existing train.Trainer and train.Loop driven by a scheduler that runs no
+// line search (SASA+ and the baselines); see [Optimizer.Attach].
+//
 // All graphs are built with the store in training mode: the Go backend embeds
 // variables as constants in non-training graphs, which would freeze them. The
 // line-search trials build the model in eval mode after the variables have
@@ -139,11 +143,9 @@ func New(backend compute.Backend, store *model.Store, modelFn Model, cfg Config)
 	}
 	t := &Trainer{backend: backend, store: store, modelFn: modelFn, cfg: cfg, lr: cfg.LR}
 	var err error
-	t.lrVar, err = store.CreateVariable(StateScope+"/lr", tensors.FromScalar(float32(cfg.LR)))
-	if err != nil {
+	if t.lrVar, err = lrVariable(store, cfg.LR); err != nil {
 		return nil, err
 	}
-	t.lrVar.SetTrainable(false)
 	if t.plain, err = model.NewExec(backend, store, func(s *model.Scope, x, y *Node) []*Node {
 		return t.fusedGraph(s, x, y, false)
 	}); err != nil {
@@ -167,6 +169,24 @@ func New(backend compute.Backend, store *model.Store, modelFn Model, cfg Config)
 		return nil, err
 	}
 	return t, nil
+}
+
+// lrVariable returns the non-trainable /salsa/lr variable set to lr.
+// store.CreateVariable returns an existing variable unchanged (a reused or
+// restored store), so its value is set explicitly then.
+func lrVariable(store *model.Store, lr float64) (*model.Variable, error) {
+	existing := store.GetVariable(StateScope + "/lr")
+	v, err := store.CreateVariable(StateScope+"/lr", tensors.FromScalar(float32(lr)))
+	if err != nil {
+		return nil, fmt.Errorf("salsagomlx: %w", err)
+	}
+	v.SetTrainable(false)
+	if existing != nil {
+		if err := v.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+			return nil, fmt.Errorf("salsagomlx: %w", err)
+		}
+	}
+	return v, nil
 }
 
 // LR is the learning rate the next update uses.

@@ -1,0 +1,326 @@
+package salsagomlx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train"
+	"github.com/gomlx/gomlx/ml/train/optimizer"
+
+	"github.com/salsaopt/salsa/schedule"
+)
+
+// Paths of the per-step outputs of [Optimizer.UpdateGraph], read by the host
+// after each step. They are not part of the direction's state.
+const (
+	stepScope   = StateScope + "/step"
+	stepLossVar = stepScope + "/loss" // f_ξk(x_k) + 0.5·wd·‖x_k‖², scalar
+	stepX1DVar  = stepScope + "/x1d"  // [⟨x_{k+1,i}, d_{k,i}⟩]_i, one per tensor
+	stepD2Var   = stepScope + "/d2"   // [‖d_{k,i}‖²]_i, one per tensor
+	stepCount   = stepScope + "/count"
+)
+
+// HookPriority is the priority of the OnStep hook that [Optimizer.Attach]
+// registers: it runs before the hooks of GoMLX's default priority 0, which
+// may read [Optimizer.LastResult] of the same step.
+const HookPriority train.Priority = -1000
+
+// Optimizer is the direction of a [Config] (statopt's QHM, or Adam) as a
+// GoMLX optimizer.Interface, for use with train.Trainer and train.Loop, and
+// the host side that lets a non-searching [schedule.Scheduler] (SASA+, and
+// the baselines that need no line search) set its learning rate.
+//
+// Each step, [Optimizer.UpdateGraph] computes in the graph
+// g_k = ∇f + wd·x, d_k, x_{k+1} = x_k − α·d_k, and stores into scalar and
+// per-tensor non-trainable variables under "/salsa/step" the loss
+// f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨x_{k+1},d_k⟩ and ‖d_k‖². α is read from the
+// variable "/salsa/lr", set from the host between steps: a change never
+// recompiles. It lives outside GoMLX's optimizer scope "/optimizers", whose
+// "learning_rate" train.NewTrainer deletes, and it is not divided by √step as
+// GoMLX's SGD does by default.
+//
+// The loss given to UpdateGraph is f, without the L2 term: Config.WeightDecay
+// adds 0.5·wd·‖x‖² (over the trainable variables) to the loss the scheduler
+// sees and wd·x to g, as [Trainer] does and as statopt's loss does. GoMLX's
+// "loss" metric therefore excludes the L2 term.
+//
+// SSLS and SALSA (whose warmup is SSLS) need trial losses at x − η·g on the
+// step's mini-batch, which UpdateGraph cannot compute because it does not see
+// the inputs: use [Trainer] for them.
+type Optimizer struct {
+	t      *Trainer // store, cfg and the lr variable; only its graph helpers and host setters are used
+	builds int      // number of graphs UpdateGraph has built
+
+	count int64 // the value of the step counter after the last step seen by AfterStep
+	sched schedule.Scheduler
+	last  schedule.Result
+	stats Stats
+}
+
+var _ optimizer.Interface = (*Optimizer)(nil)
+
+// NewOptimizer returns an Optimizer whose state lives in store under
+// "/salsa" (which belongs to one Optimizer or [Trainer]); it sets the
+// learning-rate variable "/salsa/lr" to cfg.LR, creating it or, when the
+// store has it already (restored from a checkpoint, say), overwriting it.
+// Create it before train.NewTrainer and pass it as the trainer's optimizer.
+func NewOptimizer(store *model.Store, cfg Config) (*Optimizer, error) {
+	if store == nil {
+		return nil, errors.New("salsagomlx: store must not be nil")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{store: store, cfg: cfg, lr: cfg.LR}
+	var err error
+	if t.lrVar, err = lrVariable(store, cfg.LR); err != nil {
+		return nil, err
+	}
+	return &Optimizer{t: t}, nil
+}
+
+// Config returns the optimizer's configuration.
+func (o *Optimizer) Config() Config { return o.t.cfg }
+
+// LR is the learning rate the next step uses.
+func (o *Optimizer) LR() float64 { return o.t.lr }
+
+// SetLR sets α for the next steps; it changes a variable, not the graph.
+func (o *Optimizer) SetLR(lr float64) error { return o.t.SetLR(lr) }
+
+// ResetMomentum zeroes the direction's state (QHM's h; Adam's m, v and step
+// count), as after a learning-rate drop.
+func (o *Optimizer) ResetMomentum() error { return o.t.ResetMomentum() }
+
+// LastResult is the scheduler's result of the last step seen by
+// [Optimizer.AfterStep]: its Events hold the step's tests and drops.
+func (o *Optimizer) LastResult() schedule.Result { return o.last }
+
+// LastStats is what the last step seen by [Optimizer.AfterStep] returned to
+// the host (GG is not computed).
+func (o *Optimizer) LastStats() Stats { return o.stats }
+
+// UpdateGraph implements optimizer.Interface: it builds one QHM (or Adam)
+// step on the trainable variables of scope used by the graph, and stores the
+// loss, ⟨x_{k+1},d_k⟩ and ‖d_k‖² for [Optimizer.AfterStep]. It panics on
+// error, as GoMLX's graph-building functions do.
+func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
+	if scope.Store() != o.t.store {
+		panic(errors.New("salsagomlx: Optimizer.UpdateGraph: the scope is not from the optimizer's store"))
+	}
+	if !loss.Shape().IsScalar() {
+		panic(fmt.Errorf("salsagomlx: Optimizer.UpdateGraph: loss shape %s: must be a scalar", loss.Shape()))
+	}
+	var vs []*model.Variable
+	for v := range scope.IterVariables() {
+		if v.Trainable && v.InUseByGraph(g) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		panic(errors.New("salsagomlx: Optimizer.UpdateGraph: the graph uses no trainable variable"))
+	}
+	xs := make([]*Node, len(vs))
+	for i, v := range vs {
+		xs[i] = v.NodeValue(g)
+	}
+	gs := Gradient(loss, xs...)
+	if wd := o.t.cfg.WeightDecay; wd != 0 {
+		for i := range gs {
+			gs[i] = Add(gs[i], MulScalar(xs[i], wd))
+		}
+	}
+	fullLoss := Add(loss, ConvertDType(o.t.l2(xs), loss.DType()))
+	x1s, ds := o.t.direction(vs, xs, gs)
+	x1d, d2 := perTensorDots(x1s, ds), perTensorDots(ds, ds)
+
+	store := o.t.store
+	store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
+	store.VariableWithShape(stepX1DVar, x1d.Shape(), Zeros).SetTrainable(false).SetNodeValue(x1d)
+	store.VariableWithShape(stepD2Var, d2.Shape(), Zeros).SetTrainable(false).SetNodeValue(d2)
+	cv := store.VariableWithShape(stepCount, shapes.Make(dtypes.Int64), Zeros).SetTrainable(false)
+	cv.SetNodeValue(AddScalar(cv.NodeValue(g), 1))
+	optimizer.IncrementGlobalStep(g, dtypes.Int64) // for train.Loop and Trainer.GlobalStep
+	o.builds++
+}
+
+// Clear implements optimizer.Interface: it deletes the direction's state and
+// the per-step outputs, and keeps the learning rate.
+func (o *Optimizer) Clear(_ *model.Scope) error {
+	for _, p := range append(append([]string(nil), directionState...), stepScope) {
+		if err := o.t.store.DeleteVariablesInScope(p); err != nil {
+			return fmt.Errorf("salsagomlx: Optimizer.Clear: %w", err)
+		}
+	}
+	o.count = 0
+	return nil
+}
+
+// Attach drives the optimizer's learning rate from s in loop, whose trainer
+// must have been built with o as its optimizer. It sets α = s.LR() now and at
+// the start of every run of the loop, and registers an OnStep hook (at
+// [HookPriority]) that calls [Optimizer.AfterStep] after every step.
+//
+// s must not search: SSLS and SALSA (whose warmup is SSLS) need trial
+// losses on the step's mini-batch, which optimizer.Interface.UpdateGraph
+// cannot compute since it does not see the inputs; use [Trainer] for them.
+func (o *Optimizer) Attach(loop *train.Loop, s schedule.Scheduler) error {
+	if loop == nil || s == nil {
+		return errors.New("salsagomlx: Attach: loop and scheduler must not be nil")
+	}
+	if o.sched != nil {
+		return fmt.Errorf("salsagomlx: Attach: the optimizer is already driven by scheduler %s", o.sched.Name())
+	}
+	if loop.Trainer.Store() != o.t.store {
+		return errors.New("salsagomlx: Attach: the loop's trainer uses another store than the optimizer")
+	}
+	if err := o.start(s); err != nil {
+		return err
+	}
+	o.sched = s
+	loop.OnStart("salsagomlx", HookPriority, func(*train.Loop, train.Dataset) error { return o.start(s) })
+	loop.OnStep("salsagomlx", HookPriority, func(*train.Loop, []*tensors.Tensor) error {
+		_, err := o.AfterStep(s)
+		return err
+	})
+	return nil
+}
+
+// start checks that s does not search, sets α = s.LR() and resynchronises
+// the step counter with the store (which a checkpoint may have restored).
+func (o *Optimizer) start(s schedule.Scheduler) error {
+	if err := notSearching(s); err != nil {
+		return err
+	}
+	// Write the variable even if the host copy agrees: a checkpoint may have
+	// loaded another value.
+	old := o.t.lr
+	o.t.lr = math.NaN()
+	if err := o.t.SetLR(s.LR()); err != nil {
+		o.t.lr = old
+		return err
+	}
+	o.count = 0
+	if v := o.t.store.GetVariable(stepCount); v != nil {
+		c, err := readSum(v)
+		if err != nil {
+			return err
+		}
+		o.count = int64(c)
+	}
+	return nil
+}
+
+func notSearching(s schedule.Scheduler) error {
+	if s.Searching() {
+		return fmt.Errorf("salsagomlx: scheduler %s runs a line search at step %d: SSLS and SALSA (whose warmup "+
+			"is SSLS) need trial losses on the step's mini-batch, which optimizer.Interface.UpdateGraph cannot "+
+			"compute since it does not see the inputs; use salsagomlx.Trainer for them", s.Name(), s.Step()+1)
+	}
+	return nil
+}
+
+// AfterStep closes with s the step the trainer has just made: it reads the
+// loss, ⟨x_{k+1},d_k⟩ and ‖d_k‖² from the store, calls s.Begin(loss, 0),
+// checks that s asks for the learning rate the step used, calls s.End, zeroes
+// the momentum when s asks for it and sets α = Result.NextLR for the next
+// step. [Optimizer.Attach] calls it after every step of a train.Loop; call it
+// yourself after each Trainer.TrainStep in a hand-written loop (after
+// SetLR(s.LR()) before the first step).
+//
+// The update has been made when AfterStep runs: after an error (a non-finite
+// loss that s rejects, say) s is as before the step but the parameters have
+// moved. It is an error for a step to run without AfterStep.
+func (o *Optimizer) AfterStep(s schedule.Scheduler) (schedule.Result, error) {
+	if err := notSearching(s); err != nil {
+		return schedule.Result{}, err
+	}
+	st, count, err := o.readStep()
+	if err != nil {
+		return schedule.Result{}, err
+	}
+	prev := o.count
+	o.count = count
+	if count != prev+1 {
+		return schedule.Result{}, fmt.Errorf("salsagomlx: AfterStep: %d optimizer steps ran since the last call, want 1", count-prev)
+	}
+	req, err := s.Begin(st.Loss, 0)
+	if err != nil {
+		s.Abort()
+		return schedule.Result{}, err
+	}
+	if req.Eval || req.LR != o.t.lr {
+		s.Abort()
+		return schedule.Result{}, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v), the step used %v",
+			s.Name(), req.LR, req.Eval, o.t.lr)
+	}
+	res, err := o.t.end(s, st.X1D, st.D2)
+	if err != nil {
+		return res, err
+	}
+	if err := o.t.SetLR(res.NextLR); err != nil {
+		return res, err
+	}
+	o.last, o.stats = res, st
+	return res, nil
+}
+
+// readStep reads what the last step stored.
+func (o *Optimizer) readStep() (st Stats, count int64, err error) {
+	vars := [4]*model.Variable{}
+	for i, p := range [4]string{stepLossVar, stepX1DVar, stepD2Var, stepCount} {
+		if vars[i] = o.t.store.GetVariable(p); vars[i] == nil {
+			return st, 0, fmt.Errorf("salsagomlx: no variable %s: no step has run with this Optimizer "+
+				"(is it the trainer's optimizer?)", p)
+		}
+	}
+	vals := [4]float64{}
+	for i, v := range vars {
+		if vals[i], err = readSum(v); err != nil {
+			return st, 0, err
+		}
+	}
+	return Stats{Loss: vals[0], X1D: vals[1], D2: vals[2]}, int64(vals[3]), nil
+}
+
+// readSum adds up the elements of a variable's value in float64, in order,
+// without freeing the value.
+func readSum(v *model.Variable) (float64, error) {
+	val, err := v.Value()
+	if err != nil {
+		return 0, fmt.Errorf("salsagomlx: reading %s: %w", v.Path(), err)
+	}
+	var s float64
+	switch val.DType() {
+	case dtypes.Float32:
+		err = tensors.ConstFlatData(val, func(f []float32) {
+			for _, x := range f {
+				s += float64(x)
+			}
+		})
+	case dtypes.Float64:
+		err = tensors.ConstFlatData(val, func(f []float64) {
+			for _, x := range f {
+				s += x
+			}
+		})
+	case dtypes.Int64:
+		err = tensors.ConstFlatData(val, func(f []int64) {
+			for _, x := range f {
+				s += float64(x)
+			}
+		})
+	default:
+		return 0, fmt.Errorf("salsagomlx: variable %s has dtype %s: must be Float32, Float64 or Int64", v.Path(), val.DType())
+	}
+	if err != nil {
+		return 0, fmt.Errorf("salsagomlx: reading %s: %w", v.Path(), err)
+	}
+	return s, nil
+}
