@@ -27,6 +27,24 @@ func runs(t testing.TB, dir string) []string {
 	return names
 }
 
+// readRun reads a public run's meta.json, trace and events.
+func readRun(t *testing.T, dir, run string) (*trace.Meta, []trace.Row, []schedule.Event) {
+	t.Helper()
+	meta, err := trace.ReadMeta(filepath.Join(dir, run+".meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := trace.ReadTraceFile(filepath.Join(dir, run+".trace.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := trace.ReadEventsFile(filepath.Join(dir, run+".events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta, rows, evs
+}
+
 // close reports whether a and b agree to rel relative difference.
 func close(a, b, rel float64) bool {
 	if a == b {
@@ -100,18 +118,7 @@ func TestConformance(t *testing.T) {
 	dir := conformance.PublicDir(t)
 	for _, run := range runs(t, dir) {
 		t.Run(run, func(t *testing.T) {
-			meta, err := trace.ReadMeta(filepath.Join(dir, run+".meta.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := trace.ReadTraceFile(filepath.Join(dir, run+".trace.csv.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := trace.ReadEventsFile(filepath.Join(dir, run+".events.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			meta, rows, want := readRun(t, dir, run)
 			method, cfg, err := replay.FromStatopt(&meta.Config)
 			if err != nil {
 				t.Fatal(err)

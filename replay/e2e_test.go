@@ -11,7 +11,6 @@ import (
 	"github.com/salsaopt/salsa/internal/synthetic"
 	"github.com/salsaopt/salsa/replay"
 	"github.com/salsaopt/salsa/schedule"
-	"github.com/salsaopt/salsa/trace"
 )
 
 // chaotic lists the SALSA runs whose SSLS phase runs at α ≈ 4–30, where a
@@ -35,24 +34,14 @@ func TestEndToEnd(t *testing.T) {
 	problems := map[string]*synthetic.Problem{}
 	for _, run := range runs(t, dir) {
 		t.Run(run, func(t *testing.T) {
-			meta, err := trace.ReadMeta(filepath.Join(dir, run+".meta.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			meta, rows, want := readRun(t, dir, run)
 			p := problems[meta.Problem]
 			if p == nil {
+				var err error
 				if p, err = synthetic.Load(filepath.Join(dir, "problems"), meta.Problem); err != nil {
 					t.Fatal(err)
 				}
 				problems[meta.Problem] = p
-			}
-			rows, err := trace.ReadTraceFile(filepath.Join(dir, run+".trace.csv.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := trace.ReadEventsFile(filepath.Join(dir, run+".events.csv"))
-			if err != nil {
-				t.Fatal(err)
 			}
 			steps := len(rows)
 			if chaotic[run] {
