@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/salsaopt/salsa/stats"
 )
@@ -228,7 +229,7 @@ var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "s
 // New builds the scheduler a method names from the bundle. A "-val" suffix
 // wraps it in [WithValidation].
 func New(method string, c Config, opts ...Option) (Scheduler, error) {
-	if base, ok := cutSuffix(method, "-val"); ok {
+	if base, ok := strings.CutSuffix(method, "-val"); ok && base != "" {
 		in, err := New(base, c, opts...)
 		if err != nil {
 			return nil, err
@@ -258,13 +259,6 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 		return NewSALSA(c.SALSA(), opts...)
 	}
 	return nil, fmt.Errorf("schedule: method %q: must be one of %v", method, Methods)
-}
-
-func cutSuffix(s, suf string) (string, bool) {
-	if len(s) > len(suf) && s[len(s)-len(suf):] == suf {
-		return s[:len(s)-len(suf)], true
-	}
-	return s, false
 }
 
 // Validation helpers: each names the field, the value and the valid range.

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,24 +137,15 @@ func ChooseEngine(p *Plan) (string, error) {
 	return e, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // Validate checks the options and names the flag, the value and what is
 // allowed.
 func (o *Options) Validate() error {
 	switch {
-	case !contains([]string{"mnist", "fashion-mnist", "cifar10"}, o.Dataset):
+	case !slices.Contains([]string{"mnist", "fashion-mnist", "cifar10"}, o.Dataset):
 		return fmt.Errorf("--dataset %s: must be mnist, fashion-mnist or cifar10", o.Dataset)
-	case !contains([]string{"logreg", "mlp"}, o.Model):
+	case !slices.Contains([]string{"logreg", "mlp"}, o.Model):
 		return fmt.Errorf("--model %s: must be logreg or mlp", o.Model)
-	case !contains(Methods, o.Method):
+	case !slices.Contains(Methods, o.Method):
 		return fmt.Errorf("--method %s: must be one of %s", o.Method, strings.Join(Methods, ", "))
 	case o.Preset != "paper" && o.Preset != "statopt":
 		return fmt.Errorf("--preset %s: must be paper or statopt", o.Preset)
