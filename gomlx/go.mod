@@ -5,8 +5,8 @@ go 1.27
 replace github.com/salsaopt/salsa => ../
 
 require (
-	github.com/gomlx/compute v0.1.13
-	github.com/gomlx/gomlx v0.28.15
+	github.com/gomlx/compute v0.1.14
+	github.com/gomlx/gomlx v0.28.16
 	github.com/salsaopt/salsa v0.0.0-00010101000000-000000000000
 	gonum.org/v1/plot v0.17.0
 )
