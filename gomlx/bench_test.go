@@ -1,6 +1,7 @@
 package salsagomlx
 
 import (
+	"github.com/salsaopt/salsa/gomlx/models"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
@@ -24,9 +24,7 @@ func logregModel(scope *model.Scope, x *Node) *Node {
 }
 
 func mlpModel(scope *model.Scope, x *Node) *Node {
-	x = Dense(scope.In("dense0"), x, 512, activation.TypeRelu)
-	x = Dense(scope.In("dense1"), x, 512, activation.TypeRelu)
-	return Dense(scope.In("dense2"), x, 10)
+	return models.MLP([]int{512, 512}, 10)(scope, x)
 }
 
 type batch struct{ x, y *tensors.Tensor }

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/compute/gobackend"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 
@@ -18,8 +19,8 @@ import (
 // around the model function, then call Run once per mini-batch.
 func Example() {
 	mlp := func(scope *model.Scope, x *Node) *Node {
-		x = salsagomlx.Dense(scope.In("hidden"), x, 16, activation.TypeRelu)
-		return salsagomlx.Dense(scope.In("out"), x, 3)
+		x = activation.Relu(layers.DenseWithBias(scope.In("hidden"), x, 16))
+		return layers.DenseWithBias(scope.In("out"), x, 3)
 	}
 	tr, err := salsagomlx.New(gobackend.GetBackend(), model.NewStore(), mlp,
 		salsagomlx.Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 1e-4})

@@ -20,7 +20,7 @@ import (
 // after each step. They are not part of the direction's state.
 const (
 	stepScope   = StateScope + "/step"
-	stepLossVar = stepScope + "/loss" // f_ξk(x_k) + 0.5·wd·‖x_k‖², scalar
+	stepLossVar = stepScope + "/loss" // f_ξk(x_k) + L2, scalar
 	stepX1DVar  = stepScope + "/x1d"  // [⟨x_{k+1,i}, d_{k,i}⟩]_i, one per tensor
 	stepD2Var   = stepScope + "/d2"   // [‖d_{k,i}‖²]_i, one per tensor
 	stepCount   = stepScope + "/count"
@@ -130,13 +130,8 @@ func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
 	for i, v := range vs {
 		xs[i] = v.NodeValue(g)
 	}
-	gs := Gradient(loss, xs...)
-	if wd := o.t.cfg.WeightDecay; wd != 0 {
-		for i := range gs {
-			gs[i] = Add(gs[i], MulScalar(xs[i], wd))
-		}
-	}
-	fullLoss := Add(loss, ConvertDType(o.t.l2(xs), loss.DType()))
+	gs := o.t.clipAndDecay(vs, xs, Gradient(loss, xs...))
+	fullLoss := Add(loss, ConvertDType(o.t.l2(vs, xs), loss.DType()))
 	x1s, ds := o.t.direction(vs, xs, gs)
 	x1d, d2 := perTensorDots(x1s, ds), perTensorDots(ds, ds)
 

@@ -1,6 +1,7 @@
 package salsagomlx
 
 import (
+	"github.com/salsaopt/salsa/gomlx/models"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -247,7 +248,7 @@ func TestOptimizerLRSurvivesNewTrainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train.NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(Logreg(3)), meanCE, opt, nil, nil)
+	train.NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(models.Logreg(3)), meanCE, opt, nil, nil)
 	if v := store.GetVariable("/" + optimizer.Scope + "/" + optimizer.ParamLearningRate); v != nil {
 		t.Errorf("GoMLX's %s survived NewTrainer: the pitfall is gone", v.Path())
 	}
@@ -282,7 +283,7 @@ func TestOptimizerErrors(t *testing.T) {
 	} else if got := tensors.ToScalar[float32](store.GetVariable(StateScope + "/lr").MustValue()); got != 0.25 || o2.LR() != 0.25 {
 		t.Errorf("/salsa/lr = %v (host %v) after a second NewOptimizer(LR 0.25)", got, o2.LR())
 	}
-	trainer := train.NewTrainer(backend, store, (func(*model.Scope, *Node) *Node)(Logreg(3)), meanCE, opt, nil, nil)
+	trainer := train.NewTrainer(backend, store, (func(*model.Scope, *Node) *Node)(models.Logreg(3)), meanCE, opt, nil, nil)
 	loop := train.NewLoop(trainer)
 
 	c, err := schedule.Defaults(schedule.PresetPaper, 1000, 10, 0.1)
@@ -310,7 +311,7 @@ func TestOptimizerErrors(t *testing.T) {
 		t.Error("Attach(nil loop) accepted")
 	}
 	if err := opt.Attach(train.NewLoop(train.NewTrainer(backend, model.NewStore(),
-		(func(*model.Scope, *Node) *Node)(Logreg(3)), meanCE, opt, nil, nil)), testSASAPlus(t, 0.1)); err == nil {
+		(func(*model.Scope, *Node) *Node)(models.Logreg(3)), meanCE, opt, nil, nil)), testSASAPlus(t, 0.1)); err == nil {
 		t.Error("Attach to a loop on another store accepted")
 	}
 
@@ -357,10 +358,10 @@ func TestOptimizerErrors(t *testing.T) {
 func TestTrainerReusedStoreSetsLR(t *testing.T) {
 	backend := gobackend.GetBackend()
 	store := model.NewStore()
-	if _, err := New(backend, store, Logreg(3), Config{LR: 0.1, Beta: 0.9, Nu: 1}); err != nil {
+	if _, err := New(backend, store, models.Logreg(3), Config{LR: 0.1, Beta: 0.9, Nu: 1}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := New(backend, store, Logreg(3), Config{LR: 0.25, Beta: 0.9, Nu: 1})
+	tr, err := New(backend, store, models.Logreg(3), Config{LR: 0.25, Beta: 0.9, Nu: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,9 +99,11 @@ type hostLinear struct {
 	hw, hb   []float64 // momentum
 	beta, nu float64
 	wd       float64
+	decayAll bool // the bias decays too (Config.DecayAll)
 }
 
-// lossGrad returns f + 0.5·wd·‖x‖² and g = ∇f + wd·x at (w, b).
+// lossGrad returns f + 0.5·wd·‖x‖² and g = ∇f + wd·x at (w, b), where x
+// is w, and b too with decayAll.
 func (h *hostLinear) lossGrad(w, b []float64, X []float32, y []int32) (float64, []float64, []float64) {
 	n := len(y)
 	gw := make([]float64, len(w))
@@ -142,8 +144,10 @@ func (h *hostLinear) lossGrad(w, b []float64, X []float32, y []int32) (float64, 
 		gw[i] += h.wd * w[i]
 	}
 	for i := range b {
-		l2 += b[i] * b[i]
-		gb[i] += h.wd * b[i]
+		if h.decayAll {
+			l2 += b[i] * b[i]
+			gb[i] += h.wd * b[i]
+		}
 	}
 	return loss + 0.5*h.wd*l2, gw, gb
 }
@@ -183,19 +187,20 @@ func near(a, b, rel float64) bool {
 // every loss, ‖g‖², trial loss, ⟨x⁺,d⟩ and ‖d‖² with the float64 reference.
 func TestRunMatchesHost(t *testing.T) {
 	const in, out, n = 7, 3, 16
-	for _, search := range []bool{false, true} {
+	for _, c := range []struct{ search, decayAll bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		search := c.search
 		r := rand.New(rand.NewPCG(1, 2))
 		w0 := make([]float32, in*out)
 		for i := range w0 {
 			w0[i] = float32(0.3 * r.NormFloat64())
 		}
-		cfg := Config{LR: 0.2, Beta: 0.9, Nu: 0.7, WeightDecay: 0.01}
+		cfg := Config{LR: 0.2, Beta: 0.9, Nu: 0.7, WeightDecay: 0.01, DecayAll: c.decayAll}
 		tr, err := New(gobackend.GetBackend(), model.NewStore(), fixedLinear(w0, in, out), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h := &hostLinear{in: in, out: out, w: make([]float64, in*out), b: make([]float64, out),
-			hw: make([]float64, in*out), hb: make([]float64, out), beta: cfg.Beta, nu: cfg.Nu, wd: cfg.WeightDecay}
+			hw: make([]float64, in*out), hb: make([]float64, out), beta: cfg.Beta, nu: cfg.Nu, wd: cfg.WeightDecay, decayAll: c.decayAll}
 		for i, v := range w0 {
 			h.w[i] = float64(v)
 		}

@@ -2,6 +2,7 @@ package salsagomlx
 
 import (
 	"bytes"
+	"github.com/salsaopt/salsa/gomlx/models"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -39,7 +40,7 @@ func realSched(t *testing.T, method string, n, b int, lr0 float64) schedule.Sche
 func TestRunNaNLoss(t *testing.T) {
 	const in, out, n = 5, 3, 8
 	for _, method := range []string{"sasa+", "ssls"} {
-		tr, err := New(gobackend.GetBackend(), model.NewStore(), Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
+		tr, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,12 +157,12 @@ func TestAdamMatchesHost(t *testing.T) {
 	for i := range w0 {
 		w0[i] = float32(0.3 * r.NormFloat64())
 	}
-	cfg := Config{LR: 0.01, Direction: Adam, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}
+	cfg := Config{LR: 0.01, Direction: Adam, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, DecayAll: true}
 	tr, err := New(gobackend.GetBackend(), model.NewStore(), fixedLinear(w0, in, out), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hostLinear{in: in, out: out, w: make([]float64, in*out), b: make([]float64, out), wd: cfg.WeightDecay}
+	h := &hostLinear{in: in, out: out, w: make([]float64, in*out), b: make([]float64, out), wd: cfg.WeightDecay, decayAll: true}
 	for i, v := range w0 {
 		h.w[i] = float64(v)
 	}
@@ -207,7 +208,7 @@ func TestModels(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	X, y := randBatch(r, n, in, out)
 	xt, yt := tensorsOf(X, y, in)
-	tr, err := New(gobackend.GetBackend(), model.NewStore(), Logreg(out), Config{LR: 0.1})
+	tr, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(out), Config{LR: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestModels(t *testing.T) {
 		if err := store.SetRNGStateFromSeed(seed); err != nil {
 			t.Fatal(err)
 		}
-		tr, err := New(gobackend.GetBackend(), store, MLP([]int{8, 8}, out), Config{LR: 0.1})
+		tr, err := New(gobackend.GetBackend(), store, models.MLP([]int{8, 8}, out), Config{LR: 0.1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +262,7 @@ func TestSnapshotResume(t *testing.T) {
 			if err := store.SetRNGStateFromSeed(1); err != nil {
 				t.Fatal(err)
 			}
-			tr, err := New(gobackend.GetBackend(), store, MLP([]int{16}, out), c.cfg)
+			tr, err := New(gobackend.GetBackend(), store, models.MLP([]int{16}, out), c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +332,7 @@ func TestSnapshotErrors(t *testing.T) {
 		return tr
 	}
 	qhm := Config{LR: 0.1, Beta: 0.9, Nu: 1}
-	tr := newTr(Logreg(out), qhm)
+	tr := newTr(models.Logreg(out), qhm)
 	if _, err := tr.MarshalBinary(); err == nil {
 		t.Error("snapshot before the first step: no error")
 	}
@@ -348,19 +349,19 @@ func TestSnapshotErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, want)
 		}
 	}
-	check("truncated", newTr(Logreg(out), qhm).UnmarshalBinary(snap[:len(snap)-3]), "truncated")
-	check("garbage", newTr(Logreg(out), qhm).UnmarshalBinary([]byte("hello")), "not a salsagomlx snapshot")
-	check("trailing", newTr(Logreg(out), qhm).UnmarshalBinary(append(append([]byte{}, snap...), 0)), "trailing")
+	check("truncated", newTr(models.Logreg(out), qhm).UnmarshalBinary(snap[:len(snap)-3]), "truncated")
+	check("garbage", newTr(models.Logreg(out), qhm).UnmarshalBinary([]byte("hello")), "not a salsagomlx snapshot")
+	check("trailing", newTr(models.Logreg(out), qhm).UnmarshalBinary(append(append([]byte{}, snap...), 0)), "trailing")
 	adam := Config{LR: 0.1, Direction: Adam, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
-	check("direction", newTr(Logreg(out), adam).UnmarshalBinary(snap), "direction")
-	other := newTr(Logreg(out+1), qhm)
+	check("direction", newTr(models.Logreg(out), adam).UnmarshalBinary(snap), "direction")
+	other := newTr(models.Logreg(out+1), qhm)
 	if _, err := other.StepStats(xt, yt); err != nil {
 		t.Fatal(err)
 	}
 	check("shape", other.UnmarshalBinary(snap), "shape")
 	v := bytes.Clone(snap)
 	v[len(snapshotMagic)] = 9
-	check("version", newTr(Logreg(out), qhm).UnmarshalBinary(v), "version 9")
+	check("version", newTr(models.Logreg(out), qhm).UnmarshalBinary(v), "version 9")
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -374,7 +375,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{LR: 1, Direction: Adam, Beta1: 0.9, Beta2: 0.99}, "Eps = 0"},
 		{Config{LR: 1, Direction: 7}, "Direction = 7"},
 	} {
-		_, err := New(gobackend.GetBackend(), model.NewStore(), Logreg(2), c.cfg)
+		_, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(2), c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)
 		}

@@ -13,11 +13,54 @@ func init() {
 	commands["bench"] = command{"time plain, SASA+ and SSLS steps side by side and print the ratios", runBench}
 }
 
+// benchShape is the shape of a dataset's examples for random bench data:
+// images H×W×C with classes, or a text's vocabulary.
+func benchShape(dataset string) (h, w, c, classes int, err error) {
+	switch dataset {
+	case "mnist", "fashion-mnist":
+		return 28, 28, 1, 10, nil
+	case "cifar10", "cifar10-synthetic":
+		return 32, 32, 3, 10, nil
+	case "tinyshakespeare":
+		return 0, 0, 0, 65, nil
+	case "wikitext2":
+		return 0, 0, 0, 33278, nil
+	}
+	return 0, 0, 0, 0, fmt.Errorf("--dataset %s: must be one of %s", dataset, strings.Join(train.Datasets, ", "))
+}
+
+// benchSplit makes random data of the dataset's shape for the model: 10
+// batches of images (flat for logreg and mlp), or a text of 40 chunks.
+func benchSplit(p *train.Plan, h, w, c, classes int) *train.Split {
+	r := rand.New(rand.NewPCG(3, 4))
+	m, _ := train.Model(p.Options.Model)
+	if m.Text {
+		toks := make([]int, p.Options.Batch*(40*p.BPTT+1))
+		for i := range toks {
+			toks[i] = r.IntN(classes)
+		}
+		return &train.Split{Tokens: toks, Labels: classes}
+	}
+	n, dim := 10*p.Options.Batch, h*w*c
+	sp := &train.Split{X: make([]float32, n*dim), Y: make([]int32, n), Dim: dim, Labels: classes}
+	if m.Conv {
+		sp.H, sp.W, sp.C, sp.Fill = h, w, c, make([]float32, c)
+	}
+	for i := range sp.X {
+		sp.X[i] = float32(r.NormFloat64())
+	}
+	for i := range sp.Y {
+		sp.Y[i] = int32(r.IntN(classes))
+	}
+	return sp
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
-	model := fs.String("model", "logreg", "model: logreg or mlp")
-	engines := fs.String("engines", "native,gomlx", "comma-separated engines")
-	batch := fs.Int("batch", 128, "mini-batch size")
+	dataset := fs.String("dataset", "mnist", "dataset whose shape the random data takes: "+strings.Join(train.Datasets, ", "))
+	model := fs.String("model", "logreg", "model: "+strings.Join(modelNames(), ", "))
+	engines := fs.String("engines", "", "comma-separated engines: native (logreg only) and gomlx (default: native,gomlx for logreg, else gomlx)")
+	batch := fs.Int("batch", 0, "mini-batch size (0: the model's default)")
 	rounds := fs.Int("rounds", 7, "interleaved rounds (the median is reported)")
 	steps := fs.Int("steps", 100, "steps per round and kind")
 	if err := parse(fs, args); err != nil {
@@ -26,30 +69,58 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *rounds < 1 || *steps < 1 {
 		return fmt.Errorf("--rounds %d, --steps %d: must be ≥ 1", *rounds, *steps)
 	}
-	// MNIST-shaped random data: 60000 examples of 784 features, 10 classes.
-	const n, dim = 60000, 784
-	r := rand.New(rand.NewPCG(3, 4))
-	sp := &train.Split{X: make([]float32, n*dim), Y: make([]int32, n), Dim: dim, Labels: 10}
-	for i := range sp.X {
-		sp.X[i] = float32(r.NormFloat64())
-	}
-	for i := range sp.Y {
-		sp.Y[i] = int32(r.IntN(10))
-	}
-	p, err := train.NewPlan(train.Options{Dataset: "mnist", Model: *model, Method: "salsa", Preset: "paper",
-		LR0: 0.01, Epochs: 1, Batch: *batch, Seed: 1, Engine: "auto"}, n)
+	h, w, c, classes, err := benchShape(*dataset)
 	if err != nil {
 		return err
 	}
+	o := train.Options{Dataset: *dataset, Model: *model, Method: "salsa", Preset: "paper",
+		LR0: 0.01, Epochs: 1, Batch: *batch, Seed: 1, Engine: "auto"}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	mi, _ := train.Model(*model)
+	if o.Batch == 0 {
+		o.Batch = mi.Batch
+	}
+	n := 10 * o.Batch
+	if mi.Text {
+		n = o.Batch * (40*mi.BPTT + 1)
+	}
+	p, err := train.NewPlan(o, n)
+	if err != nil {
+		return err
+	}
+	if *engines == "" {
+		*engines = "gomlx"
+		if *model == "logreg" {
+			*engines = "native,gomlx"
+		}
+	}
 	var names []string
 	for _, e := range strings.Split(*engines, ",") {
-		if e = strings.TrimSpace(e); e == "native" && *model != "logreg" {
-			continue
-		} else if e != "" {
+		switch e = strings.TrimSpace(e); {
+		case e == "":
+		case train.Engines[e] == nil:
+			return fmt.Errorf("--engines %s: engine %q: must be native or gomlx", *engines, e)
+		case e == "native" && *model != "logreg":
+			return fmt.Errorf("--engines %s: the native engine trains --model logreg only (got %s)", *engines, *model)
+		default:
 			names = append(names, e)
 		}
 	}
-	fmt.Fprintf(stdout, "%s, batch %d, MNIST-shaped random data; median of %d interleaved rounds of %d steps\n\n", *model, *batch, *rounds, *steps)
-	_, err = train.Bench(names, p, sp, *rounds, *steps, stdout)
+	if len(names) == 0 {
+		return fmt.Errorf("--engines %q: name at least one engine (native, gomlx)", *engines)
+	}
+	fmt.Fprintf(stdout, "%s, batch %d, random data of %s's shape; median of %d interleaved rounds of %d steps\n\n",
+		*model, o.Batch, *dataset, *rounds, *steps)
+	_, err = train.Bench(names, p, benchSplit(p, h, w, c, classes), *rounds, *steps, stdout)
 	return err
+}
+
+func modelNames() []string {
+	var s []string
+	for _, m := range train.Models {
+		s = append(s, m.Name)
+	}
+	return s
 }

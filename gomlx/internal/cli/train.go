@@ -49,16 +49,21 @@ func isTerminal(w io.Writer) bool {
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	o := train.Options{}
-	fs.StringVar(&o.Dataset, "dataset", "mnist", "dataset: mnist, fashion-mnist or cifar10")
-	fs.StringVar(&o.Model, "model", "logreg", "model: logreg (zero-initialized softmax regression) or mlp (784-512-512-10, ReLU)")
+	fs.StringVar(&o.Dataset, "dataset", "mnist", "dataset: "+strings.Join(train.Datasets, ", ")+" (text datasets go with the lstm models)")
+	var modelHelp []string
+	for _, m := range train.Models {
+		modelHelp = append(modelHelp, m.Name+" ("+m.Help+")")
+	}
+	fs.StringVar(&o.Model, "model", "logreg", "model: "+strings.Join(modelHelp, "; "))
 	fs.StringVar(&o.Method, "method", "salsa", "method: "+strings.Join(train.Methods, ", "))
 	fs.StringVar(&o.Preset, "preset", "paper", "defaults: paper (Table 1, §3, BM variance) or statopt (the authors' released code)")
 	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate)")
 	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
-	fs.IntVar(&o.Batch, "batch", 128, "mini-batch size")
+	fs.IntVar(&o.Batch, "batch", 0, "mini-batch size (0: the model's default: 128 for images, 32 for lstm, 20 for lstm-paper)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles")
 	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, else gomlx), gomlx or native")
 	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
+	fs.IntVar(&o.Limit, "limit", 0, "train on the first `N` training examples (tokens for a text) only, for a quick try (0: all)")
 	var drops intList
 	fs.Var(&drops, "drops", "shb-hand: comma-separated `epochs` after which the rate is cut by τ (default 10,20)")
 	var sets setFlags
@@ -125,16 +130,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if p != nil {
 		opts = p.Options
 	}
-	ds, err := train.Load(context.Background(), *dataDir, opts.Dataset, *download, *mirror, stderr)
+	src, err := train.Load(context.Background(), *dataDir, opts.Dataset, *download, *mirror, opts.Seed, stderr)
 	if err != nil {
 		return err
 	}
 	if p == nil {
-		if p, err = train.NewPlan(opts, ds.TrainX.N); err != nil {
+		if p, err = train.NewPlan(opts, src.NTrain()); err != nil {
 			return err
 		}
 	}
-	tr, val, test, err := train.Splits(ds, p)
+	tr, val, test, err := train.Splits(src, p)
 	if err != nil {
 		return err
 	}
@@ -166,7 +171,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "stopped: steps=%d lr=%s seconds=%.1f (continue with: salsa train --resume --out %s)\n", res.Steps, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Seconds, *out)
 		return nil
 	}
-	fmt.Fprintf(stdout, "final: test_acc=%.4f test_loss=%.4f lr=%s epochs=%d seconds=%.1f\n",
-		res.TestAcc, res.TestLoss, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Epochs, res.Seconds)
+	metric := fmt.Sprintf("test_acc=%.4f", res.TestAcc)
+	if train.IsText(p.Options.Dataset) {
+		metric = fmt.Sprintf("test_ppl=%.3f", res.TestPPL)
+	}
+	fmt.Fprintf(stdout, "final: %s test_loss=%.4f lr=%s epochs=%d seconds=%.1f\n",
+		metric, res.TestLoss, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Epochs, res.Seconds)
 	return nil
 }

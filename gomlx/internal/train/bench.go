@@ -13,7 +13,7 @@ import (
 // PlainStepper is implemented by engines that can make a step with no
 // scheduler and no statistics: the baseline of the overhead benchmark.
 type PlainStepper interface {
-	PlainStep(idx []int, lr float64) (loss float64, err error)
+	PlainStep(b Batch, lr float64) (loss float64, err error)
 }
 
 // BenchRow is one line of the table Bench prints.
@@ -55,19 +55,26 @@ func Bench(engines []string, p *Plan, train *Split, rounds, steps int, w io.Writ
 		}
 		r := rand.New(rand.NewPCG(1, 2))
 		idx := make([]int, p.Options.Batch)
+		text := train.Tokens != nil
 		times := map[string][]float64{}
 		for round := 0; round <= rounds; round++ {
 			for _, k := range kinds {
 				start := time.Now()
-				for range steps {
-					for i := range idx {
-						idx[i] = r.IntN(train.N())
+				for step := range steps {
+					b := Batch{Epoch: 1, Step: round*steps + step + 1}
+					if text {
+						b.Chunk = r.IntN(p.StepsPerEpoch)
+					} else {
+						for i := range idx {
+							idx[i] = r.IntN(train.N())
+						}
+						b.Idx = idx
 					}
 					var err error
 					if k == "plain" {
-						_, err = ps.PlainStep(idx, p.Options.LR0)
+						_, err = ps.PlainStep(b, p.Options.LR0)
 					} else {
-						_, err = engs[k].Step(scheds[k], idx)
+						_, err = engs[k].Step(scheds[k], b)
 					}
 					if err != nil {
 						return nil, fmt.Errorf("%s %s: %w", name, k, err)
@@ -96,6 +103,10 @@ func Bench(engines []string, p *Plan, train *Split, rounds, steps int, w io.Writ
 		fmt.Fprintf(w, "| engine | step | ms/step | ratio to plain |\n|---|---|---|---|\n")
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s | %s | %.3f | %.3f× |\n", r.Engine, r.Step, r.MsPerStep, r.Ratio)
+		}
+		fmt.Fprintln(w)
+		for _, r := range rows {
+			fmt.Fprintf(w, "bench: model=%s engine=%s kind=%s ms_per_step=%.3f\n", p.Options.Model, r.Engine, r.Step, r.MsPerStep)
 		}
 	}
 	return rows, nil

@@ -110,7 +110,7 @@ func TestGoMLXEngineSALSA(t *testing.T) {
 		sum := 0.0
 		for pos := 0; pos < spe; pos++ {
 			idx := perm[pos*32 : min(pos*32+32, n)]
-			st, err := p.eng.Step(p.sched, idx)
+			st, err := p.eng.Step(p.sched, Batch{Idx: idx})
 			if err != nil {
 				t.Fatalf("epoch %d step %d: %v", ep, pos, err)
 			}
@@ -121,7 +121,7 @@ func TestGoMLXEngineSALSA(t *testing.T) {
 			}
 			sum += st.Loss
 			if q.eng != nil {
-				qt, err := q.eng.Step(q.sched, idx)
+				qt, err := q.eng.Step(q.sched, Batch{Idx: idx})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -182,8 +182,8 @@ func TestGoMLXMatchesNative(t *testing.T) {
 		for k := 0; k < 40; k++ {
 			pos := k % plan.StepsPerEpoch
 			idx := Perm(1, 1+k/plan.StepsPerEpoch, n)[pos*32 : min(pos*32+32, n)]
-			a, err1 := g.eng.Step(g.sched, idx)
-			b, err2 := q.eng.Step(q.sched, idx)
+			a, err1 := g.eng.Step(g.sched, Batch{Idx: idx})
+			b, err2 := q.eng.Step(q.sched, Batch{Idx: idx})
 			if err1 != nil || err2 != nil {
 				t.Fatal(err1, err2)
 			}
@@ -212,7 +212,7 @@ func TestGoMLXEngineMLP(t *testing.T) {
 		for k := 0; k < steps; k++ {
 			idx := Perm(seed, 1+k/8, n)[(k%8)*32 : (k%8)*32+32]
 			var err error
-			if st, err = p.eng.Step(p.sched, idx); err != nil {
+			if st, err = p.eng.Step(p.sched, Batch{Idx: idx}); err != nil {
 				t.Fatalf("%s step %d: %v", method, k+1, err)
 			}
 			if k == 0 {
@@ -253,7 +253,7 @@ func TestGoMLXEngineErrors(t *testing.T) {
 		t.Error("label 5 of 3 classes: no error")
 	}
 	p := newGoMLXPair(t, plan, sp)
-	if _, err := p.eng.Step(p.sched, []int{0, 64}); err == nil {
+	if _, err := p.eng.Step(p.sched, Batch{Idx: []int{0, 64}}); err == nil {
 		t.Error("example 64 of 64: no error")
 	}
 	if _, _, err := p.eng.Evaluate(&Split{Dim: 5, Labels: 3, X: make([]float32, 5), Y: []int32{0}}); err == nil {
@@ -263,7 +263,7 @@ func TestGoMLXEngineErrors(t *testing.T) {
 	nan.X = append([]float32(nil), sp.X...)
 	nan.X[0] = float32(math.NaN())
 	p = newGoMLXPair(t, plan, &nan)
-	st, err := p.eng.Step(p.sched, []int{0, 1, 2})
+	st, err := p.eng.Step(p.sched, Batch{Idx: []int{0, 1, 2}})
 	if err == nil || !math.IsNaN(st.Loss) {
 		t.Errorf("NaN feature: loss %v, err %v; want NaN and an error", st.Loss, err)
 	}
@@ -295,7 +295,7 @@ func BenchmarkEngine(b *testing.B) {
 				perm := Perm(1, 1, n)
 				step := func(i int) {
 					lo := (i % (n / 128)) * 128
-					if _, err := p.eng.Step(p.sched, perm[lo:lo+128]); err != nil {
+					if _, err := p.eng.Step(p.sched, Batch{Idx: perm[lo:lo+128]}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -57,6 +57,9 @@ func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
 
 func (e *nativeEngine) Name() string { return "native" }
 
+// StartEpoch does nothing: a linear model carries no state.
+func (e *nativeEngine) StartEpoch(int) error { return nil }
+
 func (e *nativeEngine) gather(idx []int) {
 	dim := e.tr.Dim
 	e.xb, e.yb = e.xb[:0], e.yb[:0]
@@ -68,8 +71,8 @@ func (e *nativeEngine) gather(idx []int) {
 
 // Step runs the protocol: Grad (loss and ‖g‖²), Begin, the trials the
 // scheduler asks for, the update at its rate, End.
-func (e *nativeEngine) Step(s schedule.Scheduler, idx []int) (StepOut, error) {
-	e.gather(idx)
+func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
+	e.gather(b.Idx)
 	var out StepOut
 	loss, gg, err := e.t.Grad(e.xb, e.yb)
 	out.Loss = loss
@@ -152,8 +155,8 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 }
 
 // PlainStep is a QHM step at rate lr without a scheduler or statistics.
-func (e *nativeEngine) PlainStep(idx []int, lr float64) (float64, error) {
-	e.gather(idx)
+func (e *nativeEngine) PlainStep(b Batch, lr float64) (float64, error) {
+	e.gather(b.Idx)
 	loss, _, err := e.t.Grad(e.xb, e.yb)
 	if err != nil {
 		return loss, err

@@ -154,13 +154,19 @@ func TestOptionErrors(t *testing.T) {
 		mod  func(*Options)
 		want string
 	}{
-		{func(o *Options) { o.Dataset = "imagenet" }, "--dataset imagenet: must be mnist, fashion-mnist or cifar10"},
-		{func(o *Options) { o.Model = "resnet" }, "--model resnet: must be logreg or mlp"},
+		{func(o *Options) { o.Dataset = "imagenet" }, "--dataset imagenet: must be one of mnist, fashion-mnist, cifar10, cifar10-synthetic, tinyshakespeare, wikitext2"},
+		{func(o *Options) { o.Model = "resnet" }, "--model resnet: must be one of logreg, mlp, cnn, resnet20, resnet18, lstm, lstm-paper"},
+		{func(o *Options) { o.Model = "lstm" }, "--model lstm is a language model: --dataset must be tinyshakespeare or wikitext2"},
+		{func(o *Options) { o.Dataset = "tinyshakespeare" }, "--dataset tinyshakespeare is text: --model must be lstm or lstm-paper"},
+		{func(o *Options) { o.Sets = [][2]string{{"bptt", "10"}} }, "--set bptt applies to the language models only"},
+		{func(o *Options) { o.Sets = [][2]string{{"augment", "1"}} }, "--set augment applies to the convolutional models only"},
+		{func(o *Options) { o.Sets = [][2]string{{"decay", "some"}} }, "--set decay=some: must be all or weights"},
+		{func(o *Options) { o.Limit = -1 }, "--limit -1: must be ≥ 0"},
 		{func(o *Options) { o.Method = "sgd" }, "--method sgd: must be one of"},
 		{func(o *Options) { o.Preset = "x" }, "--preset x: must be paper or statopt"},
 		{func(o *Options) { o.LR0 = -1 }, "--lr0 -1: must be finite and > 0"},
 		{func(o *Options) { o.Epochs = 0 }, "--epochs 0: must be ≥ 1"},
-		{func(o *Options) { o.Batch = 0 }, "--batch 0: must be ≥ 1"},
+		{func(o *Options) { o.Batch = -1 }, "--batch -1: must be ≥ 1 (or 0 for the model's default, 128 for logreg)"},
 		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{2, 1} }, "--drops [2 1]: epochs must be strictly increasing in [1, 3)"},
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},

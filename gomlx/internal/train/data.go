@@ -1,0 +1,160 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+
+	"github.com/salsaopt/salsa/data"
+)
+
+// Split is a set of examples as flat float32 features and int32 labels, or
+// the tokens of a text for a language model.
+type Split struct {
+	X      []float32 // N×Dim, each example H×W×C (channel last) when H > 0
+	Y      []int32
+	Dim    int
+	Labels int // classes, or a text's vocabulary size
+	// H, W, C are the image shape of an example for convolutional models;
+	// 0 for flat features.
+	H, W, C int
+	// Fill is the per-channel value of a padded (black) pixel, for the
+	// random-crop augmentation.
+	Fill []float32
+	// Tokens are a text's token ids (X and Y are empty).
+	Tokens []int
+}
+
+// N is the number of examples, or of tokens.
+func (s *Split) N() int {
+	if s.Tokens != nil {
+		return len(s.Tokens)
+	}
+	return len(s.Y)
+}
+
+// Source is a loaded dataset: images with labels, or a text.
+type Source struct {
+	Images *data.Dataset
+	Text   *data.Corpus
+}
+
+// NTrain is the number of training examples, or of training tokens.
+func (s *Source) NTrain() int {
+	if s.Text != nil {
+		return len(s.Text.Train)
+	}
+	return s.Images.TrainX.N
+}
+
+// Load reads a dataset from the --data folder, SALSA_DATA or the
+// repository's copy (data.Resolve). With download, missing files are fetched
+// from mirror (the dataset's default mirror when empty) into that folder, or
+// into ./data/<name> when none exists, and verified by SHA-256.
+// cifar10-synthetic is random data of CIFAR-10's shape, made from seed.
+func Load(ctx context.Context, dataDir, name string, download bool, mirror string, seed uint64, stderr io.Writer) (*Source, error) {
+	if name == "cifar10-synthetic" {
+		return &Source{Images: data.SyntheticCIFAR10(seed)}, nil
+	}
+	dir, err := data.Resolve(dataDir, name)
+	if err != nil && !download {
+		return nil, err
+	}
+	if err != nil {
+		dir = filepath.Join("data", name)
+	}
+	if download {
+		fmt.Fprintf(stderr, "checking %s in %s, downloading what is missing (verified by SHA-256)\n", name, dir)
+		if err := data.Download(ctx, nil, mirror, dir, name); err != nil {
+			return nil, err
+		}
+	}
+	var src Source
+	switch name {
+	case "mnist":
+		src.Images, err = data.LoadMNIST(dir)
+	case "fashion-mnist":
+		src.Images, err = data.LoadFashionMNIST(dir)
+	case "cifar10":
+		src.Images, err = data.LoadCIFAR10(dir)
+	case "tinyshakespeare":
+		src.Text, err = data.LoadTinyShakespeare(dir)
+	case "wikitext2":
+		src.Text, err = data.LoadWikiText2(dir)
+	default:
+		return nil, fmt.Errorf("--dataset %s: unknown", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &src, nil
+}
+
+func imageSplit(im *data.Images, y data.Labels, ds *data.Dataset, hwc bool) (*Split, error) {
+	s := &Split{Dim: im.Dim(), Labels: ds.Classes, Y: make([]int32, len(y))}
+	var err error
+	if hwc {
+		s.X, err = im.Float32HWC(ds.Mean, ds.Std)
+		s.H, s.W, s.C = im.Rows, im.Cols, im.Channels
+		s.Fill = data.BlackFill(ds.Mean, ds.Std)
+	} else {
+		s.X, err = im.Float32(ds.Mean, ds.Std)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range y {
+		s.Y[i] = int32(v)
+	}
+	return s, nil
+}
+
+// Splits returns the training, validation and test splits. For images the
+// validation split is nil unless the plan holds one out (the last NVal
+// training examples); convolutional models get images channel last. For a
+// text, the validation and test splits are the text's (Test is nil when the
+// text has none). With --limit, the training split is the first NTrain (+
+// NVal) examples or tokens.
+func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
+	if src.Text != nil {
+		c := src.Text
+		v := len(c.Vocab)
+		train = &Split{Tokens: c.Train[:p.NTrain], Labels: v}
+		if len(c.Valid) > 0 {
+			val = &Split{Tokens: c.Valid, Labels: v}
+		}
+		if len(c.Test) > 0 {
+			test = &Split{Tokens: c.Test, Labels: v}
+		}
+		return train, val, test, nil
+	}
+	m, _ := Model(p.Options.Model)
+	ds := src.Images
+	all, err := imageSplit(ds.TrainX, ds.TrainY, ds, m.Conv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if test, err = imageSplit(ds.TestX, ds.TestY, ds, m.Conv); err != nil {
+		return nil, nil, nil, err
+	}
+	if n := p.NTrain + p.NVal; n < all.N() { // --limit
+		all.X, all.Y = all.X[:n*all.Dim], all.Y[:n]
+	}
+	train = all
+	if p.NVal > 0 {
+		n, d := p.NTrain, all.Dim
+		train, val = &Split{}, &Split{}
+		*train, *val = *all, *all
+		train.X, train.Y = all.X[:n*d], all.Y[:n]
+		val.X, val.Y = all.X[n*d:], all.Y[n:]
+	}
+	return train, val, test, nil
+}
+
+// Perm is the order of the training examples in epoch e (1-based): a fresh
+// shuffle from the seed, the same whenever the run is resumed.
+func Perm(seed uint64, epoch, n int) []int {
+	return rand.New(rand.NewPCG(seed, uint64(epoch))).Perm(n)
+}

@@ -1,0 +1,333 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/salsaopt/salsa/data"
+	"github.com/salsaopt/salsa/schedule"
+)
+
+// Methods lists the --method values.
+var Methods = []string{"salsa", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val"}
+
+// ModelInfo describes a --model: what data it takes and its defaults.
+type ModelInfo struct {
+	Name     string
+	Text     bool    // a language model (token streams), else a classifier of examples
+	Conv     bool    // takes images H×W×C (and is augmented by default)
+	Batch    int     // default --batch
+	WD       float64 // default weight decay
+	DecayAll bool    // default decay: every parameter (true) or weights only
+	BPTT     int     // language models: default BPTT length
+	Clip     float64 // language models: default gradient-clipping norm
+	Help     string
+}
+
+// Models are the --model values, in the order the help lists them.
+var Models = []ModelInfo{
+	{Name: "logreg", Batch: 128, WD: 1e-4, DecayAll: true, Help: "softmax regression, weights starting at zero"},
+	{Name: "mlp", Batch: 128, WD: 1e-4, DecayAll: true, Help: "784-512-512-10 multilayer perceptron, ReLU"},
+	{Name: "cnn", Conv: true, Batch: 128, WD: 1e-4, Help: "conv 3×3 32, pool, conv 3×3 64, pool, dense 128, dense"},
+	{Name: "resnet20", Conv: true, Batch: 128, WD: 5e-4, Help: "the CIFAR ResNet-20 of He et al. 2016, batch norm"},
+	{Name: "resnet18", Conv: true, Batch: 128, WD: 5e-4, Help: "the paper's CIFAR ResNet-18, batch norm"},
+	{Name: "lstm", Text: true, Batch: 32, BPTT: 64, Clip: 0.25, Help: "character LSTM: embedding 256, 2×256, dropout 0.2, tied"},
+	{Name: "lstm-paper", Text: true, Batch: 20, BPTT: 35, Clip: 0.25, Help: "the paper's WikiText-2 LSTM: 2×1500, dropout 0.65, tied"},
+}
+
+// Model returns the description of a --model.
+func Model(name string) (ModelInfo, bool) {
+	for _, m := range Models {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return ModelInfo{}, false
+}
+
+func modelNames() []string {
+	var s []string
+	for _, m := range Models {
+		s = append(s, m.Name)
+	}
+	return s
+}
+
+// Datasets are the --dataset values; text datasets go with language models.
+var Datasets = []string{"mnist", "fashion-mnist", "cifar10", "cifar10-synthetic", "tinyshakespeare", "wikitext2"}
+
+// IsText reports whether a dataset is text for language models.
+func IsText(dataset string) bool { return dataset == "tinyshakespeare" || dataset == "wikitext2" }
+
+// Options is everything a run depends on. It is saved in run.json and in the
+// checkpoint, so that --resume continues the same run.
+type Options struct {
+	Dataset string  `json:"dataset"`
+	Model   string  `json:"model"`
+	Method  string  `json:"method"`
+	Preset  string  `json:"preset"`
+	LR0     float64 `json:"lr0"`
+	Epochs  int     `json:"epochs"`
+	Batch   int     `json:"batch"` // 0: the model's default
+	Seed    uint64  `json:"seed"`
+	Drops   []int   `json:"drops,omitempty"` // shb-hand: cut after these epochs
+	Engine  string  `json:"engine"`          // auto, gomlx or native
+	Label   string  `json:"label,omitempty"`
+	// Limit > 0 trains on the first Limit training examples (or tokens)
+	// only, for a quick try.
+	Limit int `json:"limit,omitempty"`
+	// Sets are the --set key=value pairs, in order: the keys of setKeys
+	// and schedule.Keys().
+	Sets [][2]string `json:"sets,omitempty"`
+}
+
+// Direction is the resolved direction configuration.
+type Direction struct {
+	Kind        string  `json:"kind"` // "qhm" or "adam"
+	Momentum    float64 `json:"momentum"`
+	Nu          float64 `json:"nu"`
+	WeightDecay float64 `json:"weight_decay"`
+	DecayAll    bool    `json:"decay_all"` // every parameter decays, else rank ≥ 2 only
+	Clip        float64 `json:"clip,omitempty"`
+	AdamBeta1   float64 `json:"adam_beta1,omitempty"`
+	AdamBeta2   float64 `json:"adam_beta2,omitempty"`
+	AdamEps     float64 `json:"adam_eps,omitempty"`
+}
+
+// Plan is Options resolved against the data: what actually runs.
+type Plan struct {
+	Options       Options         `json:"options"`
+	Scheduler     string          `json:"scheduler"` // the schedule method
+	Schedule      schedule.Config `json:"schedule"`
+	Direction     Direction       `json:"direction"`
+	NTrain        int             `json:"n_train"` // examples, or tokens of a text
+	NVal          int             `json:"n_val"`
+	NTest         int             `json:"n_test"`
+	StepsPerEpoch int             `json:"steps_per_epoch"`
+	WarmupEpochs  float64         `json:"warmup_epochs,omitempty"`
+	ValFraction   float64         `json:"val_fraction,omitempty"`
+	BPTT          int             `json:"bptt,omitempty"`    // language models
+	Augment       bool            `json:"augment,omitempty"` // random crop (pad 2) and flip
+}
+
+// Validate checks the options and names the flag, the value and what is
+// allowed.
+func (o *Options) Validate() error {
+	m, ok := Model(o.Model)
+	switch {
+	case !slices.Contains(Datasets, o.Dataset):
+		return fmt.Errorf("--dataset %s: must be one of %s", o.Dataset, strings.Join(Datasets, ", "))
+	case !ok:
+		return fmt.Errorf("--model %s: must be one of %s", o.Model, strings.Join(modelNames(), ", "))
+	case m.Text != IsText(o.Dataset):
+		if m.Text {
+			return fmt.Errorf("--model %s is a language model: --dataset must be tinyshakespeare or wikitext2 (got %s)", o.Model, o.Dataset)
+		}
+		return fmt.Errorf("--dataset %s is text: --model must be lstm or lstm-paper (got %s)", o.Dataset, o.Model)
+	case !slices.Contains(Methods, o.Method):
+		return fmt.Errorf("--method %s: must be one of %s", o.Method, strings.Join(Methods, ", "))
+	case o.Preset != "paper" && o.Preset != "statopt":
+		return fmt.Errorf("--preset %s: must be paper or statopt", o.Preset)
+	case !(o.LR0 > 0) || math.IsInf(o.LR0, 0):
+		return fmt.Errorf("--lr0 %v: must be finite and > 0", o.LR0)
+	case o.Epochs < 1:
+		return fmt.Errorf("--epochs %d: must be ≥ 1", o.Epochs)
+	case o.Limit < 0:
+		return fmt.Errorf("--limit %d: must be ≥ 0 (0: the whole training set)", o.Limit)
+	case o.Batch < 0:
+		return fmt.Errorf("--batch %d: must be ≥ 1 (or 0 for the model's default, %d for %s)", o.Batch, m.Batch, o.Model)
+	}
+	for i, d := range o.Drops {
+		if d < 1 || d >= o.Epochs || (i > 0 && d <= o.Drops[i-1]) {
+			return fmt.Errorf("--drops %v: epochs must be strictly increasing in [1, %d)", o.Drops, o.Epochs)
+		}
+	}
+	if len(o.Drops) > 0 && o.Method != "shb-hand" {
+		return fmt.Errorf("--drops applies to --method shb-hand only (got %s)", o.Method)
+	}
+	return nil
+}
+
+// setKeys are the --set keys of the direction and the data, with their help.
+var setKeys = map[string]string{
+	"momentum":      "β of the QHM direction (default 0.9)",
+	"nu":            "ν of the QHM direction (default 1)",
+	"wd":            "L2 weight decay (default 1e-4; 5e-4 for resnet20 and resnet18; 0 for the language models)",
+	"decay":         "which parameters decay: all, or weights (rank ≥ 2: no decay on biases and batch norm; default all for logreg and mlp, as the paper, weights for the others)",
+	"clip":          "gradient clipping: the largest global norm of ∇f (default 0.25 for language models, 0 = off otherwise)",
+	"bptt":          "language models: truncated back-propagation length (default 64 for lstm, 35 for lstm-paper)",
+	"augment":       "convolutional models: random crop (pad 2) and horizontal flip, 1 or 0 (default 1)",
+	"adam_beta1":    "Adam β1 (0.9)",
+	"adam_beta2":    "Adam β2 (0.999)",
+	"adam_eps":      "Adam ε (1e-8)",
+	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4)",
+	"val_fraction":  "-val methods on images: fraction of the training set held out for validation (default 0.1)",
+}
+
+// SetKeys lists every --set key with its help.
+func SetKeys() map[string]string {
+	m := map[string]string{}
+	for k, v := range setKeys {
+		m[k] = v
+	}
+	for _, k := range schedule.Keys() {
+		m[k] = schedule.KeyHelp(k)
+	}
+	return m
+}
+
+// SortedSetKeys lists the --set keys in order.
+func SortedSetKeys() []string {
+	keys := SetKeys()
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewPlan resolves the options for a training set of n examples (or, for a
+// language model, n tokens).
+func NewPlan(o Options, n int) (*Plan, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	m, _ := Model(o.Model)
+	if o.Batch == 0 {
+		o.Batch = m.Batch
+	}
+	if o.Limit > 0 {
+		n = min(n, o.Limit)
+	}
+	p := &Plan{Options: o, Direction: Direction{Kind: "qhm", Momentum: 0.9, Nu: 1, WeightDecay: m.WD, DecayAll: m.DecayAll, Clip: m.Clip},
+		BPTT: m.BPTT, Augment: m.Conv}
+	if o.Method == "adam-warmup" {
+		p.Direction = Direction{Kind: "adam", WeightDecay: m.WD, DecayAll: m.DecayAll, Clip: m.Clip, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 1e-8}
+	}
+	p.WarmupEpochs = float64(o.Epochs) / 4
+	if strings.HasSuffix(o.Method, "-val") && !m.Text {
+		p.ValFraction = 0.1
+	}
+	var sched [][2]string
+	for _, kv := range o.Sets {
+		k, v := kv[0], kv[1]
+		if _, ok := setKeys[k]; !ok {
+			sched = append(sched, kv)
+			continue
+		}
+		if k == "decay" {
+			if v != "all" && v != "weights" {
+				return nil, fmt.Errorf("--set decay=%s: must be all or weights", v)
+			}
+			p.Direction.DecayAll = v == "all"
+			continue
+		}
+		var f float64
+		if _, err := fmt.Sscan(v, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("--set %s=%s: not a finite number", k, v)
+		}
+		switch k {
+		case "momentum":
+			p.Direction.Momentum = f
+		case "nu":
+			p.Direction.Nu = f
+		case "wd":
+			p.Direction.WeightDecay = f
+		case "clip":
+			if !(f >= 0) {
+				return nil, fmt.Errorf("--set clip=%s: must be ≥ 0 (0 = off)", v)
+			}
+			p.Direction.Clip = f
+		case "bptt":
+			if !m.Text {
+				return nil, fmt.Errorf("--set bptt applies to the language models only (got --model %s)", o.Model)
+			}
+			if f < 1 || f != math.Trunc(f) {
+				return nil, fmt.Errorf("--set bptt=%s: must be an integer ≥ 1", v)
+			}
+			p.BPTT = int(f)
+		case "augment":
+			if !m.Conv {
+				return nil, fmt.Errorf("--set augment applies to the convolutional models only (got --model %s)", o.Model)
+			}
+			if f != 0 && f != 1 {
+				return nil, fmt.Errorf("--set augment=%s: must be 0 or 1", v)
+			}
+			p.Augment = f == 1
+		case "adam_beta1":
+			p.Direction.AdamBeta1 = f
+		case "adam_beta2":
+			p.Direction.AdamBeta2 = f
+		case "adam_eps":
+			p.Direction.AdamEps = f
+		case "warmup_epochs":
+			p.WarmupEpochs = f
+		case "val_fraction":
+			if p.ValFraction == 0 {
+				return nil, fmt.Errorf("--set val_fraction applies to the -val methods on images only (language models validate on the text's validation split)")
+			}
+			if !(f > 0 && f < 1) {
+				return nil, fmt.Errorf("--set val_fraction=%s: must be in (0, 1)", v)
+			}
+			p.ValFraction = f
+		}
+	}
+	d := p.Direction
+	switch {
+	case !(d.Momentum >= 0 && d.Momentum < 1):
+		return nil, fmt.Errorf("--set momentum=%v: must be in [0, 1)", d.Momentum)
+	case !(d.Nu >= 0 && d.Nu <= 1):
+		return nil, fmt.Errorf("--set nu=%v: must be in [0, 1]", d.Nu)
+	case !(d.WeightDecay >= 0):
+		return nil, fmt.Errorf("--set wd=%v: must be ≥ 0", d.WeightDecay)
+	case p.WarmupEpochs < 0:
+		return nil, fmt.Errorf("--set warmup_epochs=%v: must be ≥ 0", p.WarmupEpochs)
+	}
+	// The number of examples the schedule's N_min is computed from, and the
+	// steps of an epoch.
+	nSched := 0
+	if m.Text {
+		p.NTrain = n
+		streams := n / o.Batch
+		if streams < 2 {
+			return nil, fmt.Errorf("--batch %d: the %d training tokens make streams of %d tokens: need ≥ 2", o.Batch, n, streams)
+		}
+		p.StepsPerEpoch = data.LMChunks(streams, p.BPTT)
+		// A step sees batch·bptt tokens: N_min = ⌈n/b⌉ with b the tokens of a step.
+		nSched = p.StepsPerEpoch * o.Batch
+	} else {
+		p.NVal = int(math.Round(p.ValFraction * float64(n)))
+		p.NTrain = n - p.NVal
+		if o.Batch > p.NTrain {
+			return nil, fmt.Errorf("--batch %d: must be ≤ the %d training examples", o.Batch, p.NTrain)
+		}
+		p.StepsPerEpoch = (p.NTrain + o.Batch - 1) / o.Batch
+		nSched = p.NTrain
+	}
+	cfg, err := schedule.Defaults(schedule.Preset(o.Preset), nSched, o.Batch, o.LR0)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range o.Drops {
+		cfg.Cut.DropSteps = append(cfg.Cut.DropSteps, d*p.StepsPerEpoch)
+	}
+	cfg.Warmup.Steps = int(math.Round(p.WarmupEpochs * float64(p.StepsPerEpoch)))
+	for _, kv := range sched {
+		if err := cfg.Set(kv[0], kv[1]); err != nil {
+			return nil, err
+		}
+	}
+	p.Schedule = cfg
+	p.Scheduler = map[string]string{"shb-hand": "cut", "adam-warmup": "warmup"}[o.Method]
+	if p.Scheduler == "" {
+		p.Scheduler = o.Method
+	}
+	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

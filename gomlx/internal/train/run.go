@@ -1,0 +1,410 @@
+// Package train runs a training job for the salsa command: the data, the
+// epoch loop driving a schedule.Scheduler through an Engine, the run
+// directory (epochs.csv, steps.csv.gz, events.csv, run.json, checkpoint,
+// figures), resumption and the failure rules.
+package train
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/trace"
+)
+
+// Engine trains one model. Implementations: the GoMLX adapter (any model)
+// and the native fast path for linear models.
+type Engine interface {
+	Name() string
+	// StartEpoch is called before the first step of each epoch (not when a
+	// run resumes in the middle of one): a recurrent model's carried state
+	// starts at zero.
+	StartEpoch(epoch int) error
+	// Step makes one protocol step of s on a batch. On an error the loss is
+	// still reported if it was computed.
+	Step(s schedule.Scheduler, b Batch) (StepOut, error)
+	// Evaluate returns the mean cross-entropy (without L2) and the accuracy
+	// (of next-token predictions, for a text).
+	Evaluate(sp *Split) (loss, acc float64, err error)
+	// MarshalBinary and UnmarshalBinary save and restore the parameters,
+	// the direction's state, the RNG and a recurrent model's state bit for
+	// bit.
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary([]byte) error
+	// ResetMomentum zeroes the direction's state, after a drop decided
+	// between steps (w/ val).
+	ResetMomentum() error
+}
+
+// Batch says which training data a step uses.
+type Batch struct {
+	Idx   []int // classifiers: the examples
+	Chunk int   // language models: the BPTT chunk of the epoch, from 0
+	Epoch int   // 1-based
+	Step  int   // the step k, 1-based: seeds the augmentation
+}
+
+// StepOut is what an engine reports of one step.
+type StepOut struct {
+	schedule.Result
+	Loss    float64 // f_ξk(x_k) + 0.5·wd·‖x_k‖²
+	X1D, D2 float64 // ⟨x_{k+1}, d_k⟩, ‖d_k‖²
+}
+
+// EngineFactory builds an engine for a plan on the training split.
+type EngineFactory func(p *Plan, train *Split) (Engine, error)
+
+// Engines maps engine names to factories; each engine's file registers
+// itself in an init function.
+var Engines = map[string]EngineFactory{}
+
+// ChooseEngine picks the engine for a plan: "auto" is native for a linear
+// model when it is registered, else gomlx.
+func ChooseEngine(p *Plan) (string, error) {
+	e := p.Options.Engine
+	if e == "" || e == "auto" {
+		e = "gomlx"
+		if p.Options.Model == "logreg" && Engines["native"] != nil && p.Direction.DecayAll {
+			e = "native"
+		}
+	}
+	if Engines[e] == nil {
+		return "", fmt.Errorf("--engine %s: must be auto, gomlx or native", e)
+	}
+	if e == "native" && p.Options.Model != "logreg" {
+		return "", fmt.Errorf("--engine native: only --model logreg has a native engine (got %s)", p.Options.Model)
+	}
+	if e == "native" && !p.Direction.DecayAll {
+		return "", errors.New("--engine native decays every parameter: --set decay=weights needs --engine gomlx")
+	}
+	return e, nil
+}
+
+// EpochRow is one line of epochs.csv.
+type EpochRow struct {
+	Epoch, Steps                     int
+	LR, TrainLoss, TestLoss, TestAcc float64
+	TestPPL                          float64 // language models: exp(TestLoss); NaN (empty) otherwise
+	ValLoss                          float64 // -val methods: the validation loss; NaN (empty) otherwise
+	Switched                         bool
+	Drops                            int
+	Seconds                          float64
+}
+
+// EpochsHeader is the header of epochs.csv.
+const EpochsHeader = "epoch,steps,lr,train_loss,test_loss,test_acc,test_ppl,val_loss,switched,drops,seconds"
+
+func (r EpochRow) format() string {
+	b := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	f := trace.FormatFloat
+	opt := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return f(v)
+	}
+	return fmt.Sprintf("%d,%d,%s,%s,%s,%s,%s,%s,%d,%d,%s", r.Epoch, r.Steps, f(r.LR), f(r.TrainLoss), f(r.TestLoss),
+		f(r.TestAcc), opt(r.TestPPL), opt(r.ValLoss), b(r.Switched), r.Drops, f(r.Seconds))
+}
+
+// Checkpoint is what --resume restarts from. It is written atomically at
+// the end of each epoch and when a run stops early (--max-steps); a NaN
+// stops the run without writing one.
+type Checkpoint struct {
+	Version   int
+	Plan      Plan
+	Step      int // completed steps
+	Saved     int // the step of the last checkpoint written
+	Epoch     int // the epoch in progress (1-based) or the next one
+	Pos       int // steps done in Epoch
+	LossSum   float64
+	Seconds   float64
+	Drops     int
+	Switched  bool
+	Scheduler []byte
+	Engine    []byte
+	Rows      []trace.Row
+	Events    []schedule.Event
+	Epochs    []EpochRow
+}
+
+const checkpointVersion = 2
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Versions reports the Go and module versions the binary was built with.
+func Versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v["salsa"] = bi.Main.Version
+		for _, d := range bi.Deps {
+			if strings.HasPrefix(d.Path, "github.com/gomlx/") {
+				v[d.Path] = d.Version
+			}
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "GOEXPERIMENT" {
+				v["goexperiment"] = s.Value
+			}
+		}
+	}
+	return v
+}
+
+// Result is the end state of a run.
+type Result struct {
+	Epochs            int
+	Steps             int
+	LR                float64
+	TestLoss, TestAcc float64
+	TestPPL           float64 // language models: exp(TestLoss); NaN otherwise
+	Seconds           float64
+	Stopped           bool // stopped by --max-steps before the last epoch
+}
+
+// Run trains according to p from scratch, or from the checkpoint in out when
+// resume is true. progress, if not nil, is called after each step.
+func Run(p *Plan, out string, resume bool, maxSteps int, train, val, test *Split, progress func(epoch, pos int, res schedule.Result, loss float64), log io.Writer) (*Result, error) {
+	if train == nil || test == nil {
+		return nil, errors.New("train: the dataset needs a training and a test split")
+	}
+	engineName, err := ChooseEngine(p)
+	if err != nil {
+		return nil, err
+	}
+	p.Options.Engine = engineName
+	eng, err := Engines[engineName](p, train)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := schedule.New(p.Scheduler, p.Schedule)
+	if err != nil {
+		return nil, err
+	}
+	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1}
+	if resume {
+		if ck, err = ReadCheckpoint(out); err != nil {
+			return nil, err
+		}
+		if sched, err = schedule.Restore(ck.Scheduler); err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", out, err)
+		}
+		if err := eng.UnmarshalBinary(ck.Engine); err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", out, err)
+		}
+	} else {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return nil, err
+		}
+		rj, _ := json.MarshalIndent(map[string]any{"method": p.Options.Method, "label": p.Options.Label,
+			"schedule": p.Schedule, "plan": p, "versions": Versions(), "engine": engineName}, "", "  ")
+		if err := writeAtomic(filepath.Join(out, "run.json"), append(rj, '\n')); err != nil {
+			return nil, err
+		}
+	}
+	save := func() error {
+		ck.Saved = ck.Step
+		var err error
+		if ck.Scheduler, err = sched.MarshalBinary(); err != nil {
+			return err
+		}
+		if ck.Engine, err = eng.MarshalBinary(); err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
+			return err
+		}
+		if err := writeOutputs(out, ck); err != nil {
+			return err
+		}
+		return writeAtomic(filepath.Join(out, "checkpoint.gob"), buf.Bytes())
+	}
+	start := time.Now().Add(-time.Duration(ck.Seconds * float64(time.Second)))
+	spe := p.StepsPerEpoch
+	text := train.Tokens != nil
+	idx := make([]int, 0, p.Options.Batch)
+	for ck.Epoch <= p.Options.Epochs {
+		var perm []int
+		if !text {
+			perm = Perm(p.Options.Seed, ck.Epoch, train.N())
+		}
+		if ck.Pos == 0 {
+			if err := eng.StartEpoch(ck.Epoch); err != nil {
+				return nil, err
+			}
+		}
+		for ; ck.Pos < spe; ck.Pos++ {
+			if maxSteps > 0 && ck.Step >= maxSteps {
+				ck.Seconds = time.Since(start).Seconds()
+				if err := save(); err != nil {
+					return nil, err
+				}
+				return &Result{Epochs: ck.Epoch - 1, Steps: ck.Step, LR: sched.LR(), Seconds: ck.Seconds, Stopped: true}, nil
+			}
+			k := ck.Step + 1
+			b := Batch{Chunk: ck.Pos, Epoch: ck.Epoch, Step: k}
+			if !text {
+				lo := ck.Pos * p.Options.Batch
+				idx = append(idx[:0], perm[lo:min(lo+p.Options.Batch, len(perm))]...)
+				b.Idx = idx
+			}
+			st, err := eng.Step(sched, b)
+			if err != nil {
+				sched.Abort()
+				if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
+					return nil, fmt.Errorf("step %d (epoch %d): the training loss is %v: stopping; the last good checkpoint (step %d) in %s is intact",
+						k, ck.Epoch, st.Loss, lastGood(ck), out)
+				}
+				return nil, fmt.Errorf("step %d (epoch %d): %w; the last good checkpoint (step %d) in %s is intact", k, ck.Epoch, err, lastGood(ck), out)
+			}
+			ck.Step = k
+			ck.LossSum += st.Loss
+			ck.Rows = append(ck.Rows, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched})
+			ck.count(st.Events)
+			if progress != nil {
+				progress(ck.Epoch, ck.Pos+1, st.Result, st.Loss)
+			}
+		}
+		// End of epoch: the validation check of a -val method, the test
+		// evaluation, and a checkpoint.
+		valLoss := math.NaN()
+		if v, ok := sched.(*schedule.WithValidation); ok && val != nil {
+			vl, _, err := eng.Evaluate(val)
+			if err != nil {
+				return nil, err
+			}
+			valLoss = vl
+			res, err := v.Validate(vl)
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d: validation: %w", ck.Epoch, err)
+			}
+			if res.ResetMomentum {
+				if err := eng.ResetMomentum(); err != nil {
+					return nil, err
+				}
+			}
+			ck.count(res.Events)
+		}
+		tl, ta, err := eng.Evaluate(test)
+		if err != nil {
+			return nil, err
+		}
+		ppl := math.NaN()
+		if text {
+			ppl = math.Exp(tl)
+		}
+		ck.Seconds = time.Since(start).Seconds()
+		r := EpochRow{Epoch: ck.Epoch, Steps: ck.Step, LR: sched.LR(), TrainLoss: ck.LossSum / float64(spe),
+			TestLoss: tl, TestAcc: ta, TestPPL: ppl, ValLoss: valLoss, Switched: ck.Switched, Drops: ck.Drops, Seconds: ck.Seconds}
+		ck.Epochs = append(ck.Epochs, r)
+		ck.Epoch, ck.Pos, ck.LossSum = ck.Epoch+1, 0, 0
+		if err := save(); err != nil {
+			return nil, err
+		}
+		if log != nil {
+			metric := fmt.Sprintf("test_acc=%.4f", r.TestAcc)
+			if text {
+				metric = fmt.Sprintf("test_ppl=%.3f", r.TestPPL)
+			}
+			fmt.Fprintf(log, "epoch %d/%d: lr=%.4g train_loss=%.4f test_loss=%.4f %s drops=%d switched=%v %.1fs\n",
+				r.Epoch, p.Options.Epochs, r.LR, r.TrainLoss, r.TestLoss, metric, r.Drops, r.Switched, r.Seconds)
+		}
+	}
+	if len(ck.Epochs) == 0 {
+		return nil, fmt.Errorf("no epoch completed")
+	}
+	last := ck.Epochs[len(ck.Epochs)-1]
+	return &Result{Epochs: last.Epoch, Steps: ck.Step, LR: sched.LR(), TestLoss: last.TestLoss, TestAcc: last.TestAcc,
+		TestPPL: last.TestPPL, Seconds: ck.Seconds}, nil
+}
+
+// count records drops and switches for epochs.csv.
+func (ck *Checkpoint) count(evs []schedule.Event) {
+	ck.Events = append(ck.Events, evs...)
+	for _, e := range evs {
+		switch e.Kind {
+		case schedule.KindDrop:
+			ck.Drops++
+		case schedule.KindSwitch:
+			ck.Switched = true
+		}
+	}
+}
+
+func lastGood(ck *Checkpoint) int { return ck.Saved }
+
+// writeOutputs rewrites epochs.csv, steps.csv.gz and events.csv from the
+// checkpoint's rows, atomically, so that a resumed run's files are those of
+// an uninterrupted one.
+func writeOutputs(out string, ck *Checkpoint) error {
+	var eb strings.Builder
+	eb.WriteString(EpochsHeader + "\n")
+	for _, r := range ck.Epochs {
+		eb.WriteString(r.format() + "\n")
+	}
+	if err := writeAtomic(filepath.Join(out, "epochs.csv"), []byte(eb.String())); err != nil {
+		return err
+	}
+	var sb bytes.Buffer
+	zw := gzip.NewWriter(&sb)
+	tw, err := trace.NewTraceWriter(zw)
+	if err != nil {
+		return err
+	}
+	for _, r := range ck.Rows {
+		if err := tw.Write(r); err != nil {
+			return err
+		}
+	}
+	if err := errors.Join(tw.Flush(), zw.Close()); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(out, "steps.csv.gz"), sb.Bytes()); err != nil {
+		return err
+	}
+	var evb bytes.Buffer
+	if err := trace.WriteEvents(&evb, ck.Events); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(out, "events.csv"), evb.Bytes())
+}
+
+// ReadCheckpoint reads the checkpoint of the run in dir.
+func ReadCheckpoint(dir string) (*Checkpoint, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "checkpoint.gob"))
+	if err != nil {
+		return nil, fmt.Errorf("--resume %s: %w", dir, err)
+	}
+	ck := new(Checkpoint)
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(ck); err != nil {
+		return nil, fmt.Errorf("--resume %s: checkpoint.gob: %w", dir, err)
+	}
+	if ck.Version != checkpointVersion {
+		return nil, fmt.Errorf("--resume %s: checkpoint version %d: this build reads %d", dir, ck.Version, checkpointVersion)
+	}
+	return ck, nil
+}

@@ -1,0 +1,214 @@
+package salsagomlx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+const (
+	snapshotMagic   = "salsagomlx\x00"
+	snapshotVersion = 2
+)
+
+// snapshotVars lists the variables a snapshot holds, in store order: every
+// variable under /model, the direction's state, the store's RNG state and a
+// recurrent model's carried state (not the learning rate, saved as a
+// float64, nor the scratch values kept between Grad and Update).
+func (t *Trainer) snapshotVars() []*model.Variable {
+	var vs []*model.Variable
+	for v := range t.store.IterVariables() {
+		if snapshotPath(v.Path()) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+func snapshotPath(p string) bool {
+	if strings.HasPrefix(p, "/model/") || p == rngPath || p == statePath {
+		return true
+	}
+	for _, sc := range directionState {
+		if p == sc || strings.HasPrefix(p, sc+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalBinary writes a versioned snapshot of the trainer between steps:
+// the direction kind, the learning rate, and the bytes of every variable
+// under /model, of the direction's state (QHM's h; Adam's m, v, t), of the
+// store's RNG state (dropout masks) and of a recurrent model's carried
+// state.
+// [Trainer.UnmarshalBinary] on a trainer built with the same model and
+// Config restores it so that training continues bit for bit. The model's
+// variables exist once a step (or Evaluate) has run; before that there is
+// nothing to save and MarshalBinary returns an error.
+func (t *Trainer) MarshalBinary() ([]byte, error) {
+	vs := t.snapshotVars()
+	nModel := 0
+	for _, v := range vs {
+		if strings.HasPrefix(v.Path(), "/model/") {
+			nModel++
+		}
+	}
+	if nModel == 0 {
+		return nil, errors.New("salsagomlx: snapshot: the model has no variables yet (they are created by the first step)")
+	}
+	var b bytes.Buffer
+	b.WriteString(snapshotMagic)
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	w(uint32(snapshotVersion))
+	w(uint32(t.cfg.Direction))
+	w(t.lr)
+	w(uint32(len(vs)))
+	for _, v := range vs {
+		val, err := v.Value()
+		if err != nil {
+			return nil, fmt.Errorf("salsagomlx: snapshot of %s: %w", v.Path(), err)
+		}
+		sh := val.Shape()
+		w(uint32(len(v.Path())))
+		b.WriteString(v.Path())
+		w(uint32(sh.DType))
+		w(uint32(sh.Rank()))
+		for _, d := range sh.Dimensions {
+			w(uint64(d))
+		}
+		err = val.ConstBytes(func(data []byte) {
+			w(uint64(len(data)))
+			b.Write(data)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("salsagomlx: snapshot of %s: %w", v.Path(), err)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalBinary restores a snapshot of [Trainer.MarshalBinary]. It checks
+// the whole snapshot before changing anything: the version, the direction,
+// and that each variable the trainer already has matches the snapshot's in
+// dtype and shape. Variables the trainer has not created yet (a fresh
+// trainer) are created with the snapshot's values.
+func (t *Trainer) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	fail := func(what string) error {
+		return fmt.Errorf("salsagomlx: snapshot: %s (offset %d of %d bytes)", what, len(data)-r.Len(), len(data))
+	}
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != snapshotMagic {
+		return fail("not a salsagomlx snapshot")
+	}
+	var version, dir, nv uint32
+	var lr float64
+	rd := func(v any) bool { return binary.Read(r, binary.LittleEndian, v) == nil }
+	if !rd(&version) {
+		return fail("truncated")
+	}
+	if version != snapshotVersion {
+		return fmt.Errorf("salsagomlx: snapshot version %d: this build reads %d", version, snapshotVersion)
+	}
+	if !rd(&dir) || !rd(&lr) || !rd(&nv) {
+		return fail("truncated")
+	}
+	if Direction(dir) != t.cfg.Direction {
+		return fmt.Errorf("salsagomlx: snapshot direction %s: the trainer's is %s", Direction(dir), t.cfg.Direction)
+	}
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fail(fmt.Sprintf("lr = %v: must be finite and > 0", lr))
+	}
+	type entry struct {
+		path string
+		val  *tensors.Tensor
+	}
+	entries := make([]entry, 0, nv)
+	seen := map[string]bool{}
+	for i := uint32(0); i < nv; i++ {
+		var pl, dt, rank uint32
+		if !rd(&pl) || int64(pl) > int64(r.Len()) {
+			return fail("truncated")
+		}
+		pb := make([]byte, pl)
+		if _, err := io.ReadFull(r, pb); err != nil {
+			return fail("truncated")
+		}
+		path := string(pb)
+		if !snapshotPath(path) || seen[path] {
+			return fail(fmt.Sprintf("variable %q: unexpected or repeated", path))
+		}
+		seen[path] = true
+		if !rd(&dt) || !rd(&rank) || rank > 16 {
+			return fail(fmt.Sprintf("variable %q: bad header", path))
+		}
+		dims := make([]int, rank)
+		for k := range dims {
+			var d uint64
+			if !rd(&d) || d > math.MaxInt32 {
+				return fail(fmt.Sprintf("variable %q: bad dimensions", path))
+			}
+			dims[k] = int(d)
+		}
+		dtype := dtypes.DType(dt)
+		if dtype != dtypes.Float32 && dtype != dtypes.Float64 && dtype != dtypes.Int64 && dtype != dtypes.Uint64 {
+			return fail(fmt.Sprintf("variable %q: dtype %s: must be Float32, Float64, Int64 or Uint64", path, dtype))
+		}
+		sh := shapes.Make(dtype, dims...)
+		var nb uint64
+		if !rd(&nb) || nb > uint64(r.Len()) {
+			return fail(fmt.Sprintf("variable %q: truncated", path))
+		}
+		if nb != uint64(sh.ByteSize()) {
+			return fail(fmt.Sprintf("variable %q: %d bytes for shape %s", path, nb, sh))
+		}
+		if v := t.store.GetVariable(path); v != nil && !v.Shape().Equal(sh) {
+			return fmt.Errorf("salsagomlx: snapshot variable %s has shape %s: the trainer's is %s", path, sh, v.Shape())
+		}
+		val := tensors.FromShape(sh)
+		var rerr error
+		if err := val.MutableBytes(func(b []byte) { _, rerr = io.ReadFull(r, b) }); err != nil || rerr != nil {
+			return fail(fmt.Sprintf("variable %q: truncated", path))
+		}
+		entries = append(entries, entry{path, val})
+	}
+	if r.Len() != 0 {
+		return fail("trailing bytes")
+	}
+	for _, v := range t.snapshotVars() {
+		if !seen[v.Path()] {
+			return fmt.Errorf("salsagomlx: snapshot has no variable %s: it is not from this model and direction", v.Path())
+		}
+	}
+	// Apply.
+	for _, e := range entries {
+		if v := t.store.GetVariable(e.path); v != nil {
+			if err := v.SetValue(e.val); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := t.store.CreateVariable(e.path, e.val)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(e.path, "/model/") {
+			v.SetTrainable(false)
+		}
+	}
+	if err := t.lrVar.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+		return err
+	}
+	t.lr = lr
+	return nil
+}

@@ -1,0 +1,488 @@
+// Package salsagomlx drives a GoMLX model with the learning-rate schedulers
+// of package schedule (SASA+, SSLS, SALSA and their baselines).
+//
+// A [Trainer] owns the direction (statopt's qhm_update, or Adam) as graph ops,
+// with its state in non-trainable variables under the scope "/salsa", and the
+// learning rate α as a scalar variable set from the host between steps, so a
+// change of α never recompiles. Each step returns to the host what the
+// scheduler protocol needs: the loss f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨g_k,g_k⟩ for
+// the line search along g (ls_dir='g'), and after the update ⟨x_{k+1},d_k⟩
+// and ‖d_k‖² for SASA+'s Δ_k.
+//
+// The line search needs one loss function of x on the step's mini-batch:
+// the loss at x_k and every trial f(x_k − η·g) are computed in training
+// mode, with the same batch statistics rule (batch norm normalizes with the
+// batch's own statistics), the same dropout mask (the store's RNG state is
+// restored for each trial) and the same carried state of a recurrent model.
+// Trials change nothing: batch-norm running statistics, the RNG and the
+// carried state are those the gradient phase left.
+//
+// A [Model] is a classifier: logits [batch, classes] from an input batch. A
+// [Recurrent] model (a language model, say) maps tokens [batch, T] and a
+// state to logits [batch, T, classes] and the next state; the [Trainer]
+// carries that state from one batch to the next and [Trainer.ResetState]
+// zeroes it (at the start of an epoch).
+//
+// An [Optimizer] is the same direction as a GoMLX optimizer.Interface, for an
+// existing train.Trainer and train.Loop driven by a scheduler that runs no
+// line search (SASA+ and the baselines); see [Optimizer.Attach].
+//
+// All graphs are built with the store in training mode: the Go backend embeds
+// variables as constants in non-training graphs, which would freeze them.
+// Evaluation binds the variables as parameters first, then builds the model
+// in eval mode.
+package salsagomlx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+
+	"github.com/salsaopt/salsa/schedule"
+)
+
+// Model builds the logits [batch, classes] of a classifier from its input
+// batch x. It creates its variables under scope; every trainable variable
+// it uses is optimised.
+type Model func(scope *model.Scope, x *Node) *Node
+
+// Recurrent is a sequence model whose state is carried from one batch to the
+// next (truncated back-propagation through time), such as models.LSTM.
+type Recurrent interface {
+	// Forward returns the logits [batch, T, classes] for the tokens x
+	// [batch, T] from state, and the state after the last token. No
+	// gradient may flow into the incoming state.
+	Forward(scope *model.Scope, x, state *Node) (logits, next *Node)
+	// StateShape is the shape of the state for a batch of the given size;
+	// a state starts at zero.
+	StateShape(batch int) shapes.Shape
+}
+
+// StateScope is the scope of the trainer's own variables.
+const StateScope = "/salsa"
+
+// Trainer trains a [Model] or a [Recurrent] model with the QHM or Adam
+// direction and a host-set learning rate.
+type Trainer struct {
+	backend compute.Backend
+	store   *model.Store
+	modelFn Model     // a classifier, or nil
+	rec     Recurrent // a recurrent model, or nil
+	cfg     Config
+	lrVar   *model.Variable
+	lr      float64         // host copy of the value in lrVar
+	rngVar  *model.Variable // the store's RNG state
+
+	plain  *model.Exec // fused step: loss only
+	stats  *model.Exec // fused step: loss, ⟨x⁺,d⟩, ‖d‖² per tensor
+	grad   *model.Exec // phase 1: loss, ‖g‖² per tensor; g kept in variables
+	trial  *model.Exec // f(x − η·g) + L2 on a batch, nothing changed
+	update *model.Exec // phase 2: x ← x − α·d from the kept g; ⟨x⁺,d⟩, ‖d‖²
+	eval   *model.Exec // per-example cross-entropy and argmax, eval mode
+
+	trainable []*model.Variable // in creation order, set by the first graph
+}
+
+// New returns a Trainer for the classifier modelFn, whose variables live in
+// store under "/model".
+func New(backend compute.Backend, store *model.Store, modelFn Model, cfg Config) (*Trainer, error) {
+	if modelFn == nil {
+		return nil, errors.New("salsagomlx: modelFn must not be nil")
+	}
+	return newTrainer(backend, store, modelFn, nil, cfg)
+}
+
+// NewRecurrent returns a Trainer for the recurrent model m, whose variables
+// live in store under "/model" and whose carried state is the variable
+// "/salsa/state". It trains on batches of one size.
+func NewRecurrent(backend compute.Backend, store *model.Store, m Recurrent, cfg Config) (*Trainer, error) {
+	if m == nil {
+		return nil, errors.New("salsagomlx: the recurrent model must not be nil")
+	}
+	return newTrainer(backend, store, nil, m, cfg)
+}
+
+func newTrainer(backend compute.Backend, store *model.Store, modelFn Model, rec Recurrent, cfg Config) (*Trainer, error) {
+	if backend == nil || store == nil {
+		return nil, errors.New("salsagomlx: backend and store must not be nil")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{backend: backend, store: store, modelFn: modelFn, rec: rec, cfg: cfg, lr: cfg.LR}
+	var err error
+	if t.lrVar, err = lrVariable(store, cfg.LR); err != nil {
+		return nil, err
+	}
+	if t.rngVar, err = rngVariable(store); err != nil {
+		return nil, err
+	}
+	if t.plain, err = model.NewExec(backend, store, func(s *model.Scope, x, y *Node) []*Node {
+		return t.fusedGraph(s, x, y, false)
+	}); err != nil {
+		return nil, err
+	}
+	if t.stats, err = model.NewExec(backend, store, func(s *model.Scope, x, y *Node) []*Node {
+		return t.fusedGraph(s, x, y, true)
+	}); err != nil {
+		return nil, err
+	}
+	if t.grad, err = model.NewExec(backend, store, t.gradGraph); err != nil {
+		return nil, err
+	}
+	if t.trial, err = model.NewExec(backend, store, t.trialGraph); err != nil {
+		return nil, err
+	}
+	if t.update, err = model.NewExec(backend, store, t.updateGraph); err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		t.eval, err = model.NewExec(backend, store, t.evalSeqGraph)
+	} else {
+		t.eval, err = model.NewExec(backend, store, t.evalGraph)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// lrVariable returns the non-trainable /salsa/lr variable set to lr.
+// store.CreateVariable returns an existing variable unchanged (a reused or
+// restored store), so its value is set explicitly then.
+func lrVariable(store *model.Store, lr float64) (*model.Variable, error) {
+	existing := store.GetVariable(StateScope + "/lr")
+	v, err := store.CreateVariable(StateScope+"/lr", tensors.FromScalar(float32(lr)))
+	if err != nil {
+		return nil, fmt.Errorf("salsagomlx: %w", err)
+	}
+	v.SetTrainable(false)
+	if existing != nil {
+		if err := v.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+			return nil, fmt.Errorf("salsagomlx: %w", err)
+		}
+	}
+	return v, nil
+}
+
+// rngVariable returns the store's RNG state variable, giving it a random
+// state (store.ResetRNGState) if it has none yet: seed the store with
+// SetRNGStateFromSeed before New for a reproducible run.
+func rngVariable(store *model.Store) (*model.Variable, error) {
+	if v := store.GetVariable(rngPath); v == nil || !v.HasValue() {
+		if err := store.ResetRNGState(); err != nil {
+			return nil, fmt.Errorf("salsagomlx: %w", err)
+		}
+	}
+	v := store.GetVariable(rngPath)
+	if v == nil {
+		return nil, fmt.Errorf("salsagomlx: the store has no RNG state variable %s", rngPath)
+	}
+	return v, nil
+}
+
+// LR is the learning rate the next update uses.
+func (t *Trainer) LR() float64 { return t.lr }
+
+// SetLR sets α for the next updates; it changes a variable, not the graph.
+func (t *Trainer) SetLR(lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("salsagomlx: lr = %v: must be finite and > 0", lr)
+	}
+	if lr == t.lr {
+		return nil
+	}
+	if err := t.lrVar.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+		return err
+	}
+	t.lr = lr
+	return nil
+}
+
+// Config returns the trainer's configuration.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Store is the store holding the model's and the trainer's variables.
+func (t *Trainer) Store() *model.Store { return t.store }
+
+// directionState lists the scopes of the direction's state: QHM's h, Adam's
+// m, v and step count t.
+var directionState = []string{StateScope + "/h", StateScope + "/m", StateScope + "/v", adamStepPath}
+
+const adamStepPath = StateScope + "/adam_t"
+
+// ResetMomentum zeroes the direction's state, as after a learning-rate drop:
+// QHM's h; Adam's m, v and its step count.
+func (t *Trainer) ResetMomentum() error {
+	for _, sc := range directionState {
+		for v := range t.store.Scope(sc).IterVariables() {
+			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ResetState zeroes the carried state of a recurrent model, as at the start
+// of an epoch. It does nothing for a classifier or before the first step.
+func (t *Trainer) ResetState() error {
+	if v := t.store.GetVariable(statePath); v != nil {
+		return v.SetValue(tensors.FromShape(v.Shape()))
+	}
+	return nil
+}
+
+// ZeroState is a zero state of a recurrent model for a batch of n
+// sequences, to start [Trainer.EvaluateSequenceSums] from.
+func (t *Trainer) ZeroState(n int) (*tensors.Tensor, error) {
+	if t.rec == nil {
+		return nil, errors.New("salsagomlx: ZeroState: the model is not recurrent")
+	}
+	return tensors.FromShape(t.rec.StateShape(n)), nil
+}
+
+// ---- host side ----
+
+func scalar(tt *tensors.Tensor) float64 {
+	v := float64(tensors.ToScalar[float32](tt))
+	tt.FinalizeAll()
+	return v
+}
+
+// sum adds the per-tensor values in float64, in parameter order.
+func sum(tt *tensors.Tensor) float64 {
+	var s float64
+	tensors.MustConstFlatData(tt, func(flat []float32) {
+		for _, v := range flat {
+			s += float64(v)
+		}
+	})
+	tt.FinalizeAll()
+	return s
+}
+
+// Step makes one plain update x ← x − α·d on the batch (x, labels) and
+// returns the loss at x_k, as an SGD/QHM training loop would.
+func (t *Trainer) Step(x, labels *tensors.Tensor) (loss float64, err error) {
+	out, err := t.plain.Call(x, labels)
+	if err != nil {
+		return 0, err
+	}
+	return scalar(out[0]), nil
+}
+
+// Stats holds what one step returns to the host.
+type Stats struct {
+	Loss float64 // f_ξk(x_k) + 0.5·wd·‖x_k‖²
+	GG   float64 // ⟨g_k, g_k⟩; only from [Trainer.Grad]
+	X1D  float64 // ⟨x_{k+1}, d_k⟩
+	D2   float64 // ‖d_k‖²
+}
+
+// StepStats is [Trainer.Step] that also returns ⟨x_{k+1},d_k⟩ and ‖d_k‖².
+func (t *Trainer) StepStats(x, labels *tensors.Tensor) (Stats, error) {
+	out, err := t.stats.Call(x, labels)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Loss: scalar(out[0]), X1D: sum(out[1]), D2: sum(out[2])}, nil
+}
+
+// Grad computes the loss and g_k on the batch in training mode and keeps
+// g_k, the RNG state and the recurrent state the model started from for
+// [Trainer.Trial] and [Trainer.Update]; x is not changed. Batch-norm
+// running statistics, the RNG and the carried state advance as in a
+// training step.
+func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gg float64, err error) {
+	out, err := t.grad.Call(x, labels)
+	if err != nil {
+		return 0, 0, err
+	}
+	return scalar(out[0]), sum(out[1]), nil
+}
+
+// Trial returns f_ξ(x − η·g) + L2 on the batch with g from the last
+// [Trainer.Grad]: the same function of x as the loss Grad returned (training
+// mode, same dropout mask, same recurrent state), so that Trial at η = 0 is
+// that loss. It changes no variable.
+func (t *Trainer) Trial(x, labels *tensors.Tensor, eta float64) (float64, error) {
+	out, err := t.trial.Call(x, labels, float32(eta))
+	if err != nil {
+		return 0, err
+	}
+	return scalar(out[0]), nil
+}
+
+// Update makes x ← x − α·d from the g of the last [Trainer.Grad] and returns
+// ⟨x_{k+1},d_k⟩ and ‖d_k‖².
+func (t *Trainer) Update() (x1d, d2 float64, err error) {
+	out, err := t.update.Call()
+	if err != nil {
+		return 0, 0, err
+	}
+	return sum(out[0]), sum(out[1]), nil
+}
+
+// Run makes one training step on the batch driven by s, through the protocol
+// of package schedule: Begin, Trial while asked, the update, End. It resets
+// the momentum when s asks for it, and returns the step's [Stats] (GG is set
+// when s searched).
+//
+// On an error after Begin, Run calls s.Abort() and still returns the loss it
+// computed, so that the caller can tell a non-finite loss (which s rejects
+// at Begin) from other failures. When s does not search, the update is made
+// in the same graph as the loss, before Begin: after an error the
+// parameters may have moved, and only a snapshot ([Trainer.MarshalBinary])
+// brings them back.
+func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, Stats, error) {
+	if !s.Searching() {
+		// The learning rate is known before the step: one fused graph.
+		if err := t.SetLR(s.LR()); err != nil {
+			return schedule.Result{}, Stats{}, err
+		}
+		st, err := t.StepStats(x, labels)
+		if err != nil {
+			return schedule.Result{}, Stats{}, err
+		}
+		req, err := s.Begin(st.Loss, 0)
+		if err != nil {
+			s.Abort()
+			return schedule.Result{}, st, err
+		}
+		if req.Eval || req.LR != t.lr {
+			s.Abort()
+			return schedule.Result{}, st, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v) after announcing %v",
+				s.Name(), req.LR, req.Eval, t.lr)
+		}
+		res, err := t.end(s, st.X1D, st.D2)
+		return res, st, err
+	}
+	var st Stats
+	var err error
+	if st.Loss, st.GG, err = t.Grad(x, labels); err != nil {
+		return schedule.Result{}, Stats{}, err
+	}
+	req, err := s.Begin(st.Loss, st.GG)
+	for err == nil && req.Eval {
+		var f float64
+		if f, err = t.Trial(x, labels, req.Eta); err == nil {
+			req, err = s.Trial(f)
+		}
+	}
+	if err == nil {
+		err = t.SetLR(req.LR)
+	}
+	if err == nil {
+		st.X1D, st.D2, err = t.Update()
+	}
+	if err != nil {
+		s.Abort()
+		return schedule.Result{}, st, err
+	}
+	res, err := t.end(s, st.X1D, st.D2)
+	return res, st, err
+}
+
+// end closes the step with s.End (calling s.Abort if it fails) and resets
+// the momentum when asked.
+func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
+	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
+	if err != nil {
+		s.Abort()
+		return res, err
+	}
+	if res.ResetMomentum {
+		if err := t.ResetMomentum(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Evaluate returns the mean softmax cross-entropy (without the L2 term) and
+// the accuracy (the fraction of examples whose largest logit is the label's)
+// of a classifier on (x, labels), in eval mode; x is not changed. The sums
+// are made in float64 on the host, so that the means over several calls on
+// chunks of a set are exact up to float32 rounding of each example's loss.
+func (t *Trainer) Evaluate(x, labels *tensors.Tensor) (loss, acc float64, err error) {
+	lossSum, correct, n, err := t.EvaluateSums(x, labels)
+	if err != nil {
+		return 0, 0, err
+	}
+	return lossSum / float64(n), float64(correct) / float64(n), nil
+}
+
+// EvaluateSums is [Trainer.Evaluate] returning the sum of the per-example
+// losses, the number of correct predictions and the number of examples, to
+// be added up over chunks of a set. Labels are [n] or [n, 1].
+func (t *Trainer) EvaluateSums(x, labels *tensors.Tensor) (lossSum float64, correct, n int, err error) {
+	if t.rec != nil {
+		return 0, 0, 0, errors.New("salsagomlx: EvaluateSums: the model is recurrent: use EvaluateSequenceSums")
+	}
+	if r := labels.Rank(); (r != 1 && !(r == 2 && labels.Shape().Dim(1) == 1)) || labels.Shape().Dim(0) == 0 {
+		return 0, 0, 0, fmt.Errorf("salsagomlx: labels shape %s: must be [n] or [n, 1] with n > 0", labels.Shape())
+	}
+	out, err := t.eval.Call(x, labels)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	lossSum, correct, err = evalSums(out[0], out[1], labels)
+	return lossSum, correct, labels.Shape().Size(), err
+}
+
+// EvaluateSequenceSums evaluates a recurrent model in eval mode on the
+// tokens x [batch, T] with targets labels [batch, T], from state (zero at
+// the start of a text: [Trainer.ZeroState]). It returns the sum of the
+// per-token cross-entropies, the number of correct next-token predictions,
+// the number of tokens, and the state to evaluate the next chunk from. The
+// training state is not changed.
+func (t *Trainer) EvaluateSequenceSums(x, labels, state *tensors.Tensor) (lossSum float64, correct, n int, next *tensors.Tensor, err error) {
+	if t.rec == nil {
+		return 0, 0, 0, nil, errors.New("salsagomlx: EvaluateSequenceSums: the model is not recurrent: use EvaluateSums")
+	}
+	if labels.Rank() != 2 || labels.Shape().Size() == 0 {
+		return 0, 0, 0, nil, fmt.Errorf("salsagomlx: labels shape %s: must be [batch, T], not empty", labels.Shape())
+	}
+	out, err := t.eval.Call(x, labels, state)
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	lossSum, correct, err = evalSums(out[0], out[1], labels)
+	return lossSum, correct, labels.Shape().Size(), out[2], err
+}
+
+// evalSums adds up the cross-entropies and counts the predictions equal to
+// the labels, and frees ce and pred.
+func evalSums(ce, pred, labels *tensors.Tensor) (lossSum float64, correct int, err error) {
+	defer ce.FinalizeAll()
+	defer pred.FinalizeAll()
+	tensors.MustConstFlatData(ce, func(v []float32) {
+		for _, x := range v {
+			lossSum += float64(x)
+		}
+	})
+	if labels.DType() != dtypes.Int32 {
+		return 0, 0, fmt.Errorf("salsagomlx: labels dtype %s: must be Int32", labels.DType())
+	}
+	err = tensors.ConstFlatData(labels, func(y []int32) {
+		tensors.MustConstFlatData(pred, func(p []int32) {
+			for i, v := range p {
+				if v == y[i] {
+					correct++
+				}
+			}
+		})
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("salsagomlx: labels: %w", err)
+	}
+	return lossSum, correct, nil
+}
