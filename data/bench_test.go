@@ -22,3 +22,10 @@ func BenchmarkFloat32MNISTTrain(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkSyntheticCIFAR10(b *testing.B) {
+	b.SetBytes(60000 * 3072)
+	for b.Loop() {
+		SyntheticCIFAR10(1)
+	}
+}

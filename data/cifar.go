@@ -1,7 +1,9 @@
 package data
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 )
 
 // CIFAR-10 binary records: 1 label byte, then 3×32×32 pixel bytes (CHW).
@@ -67,4 +69,51 @@ func appendCIFAR(x *Images, y *Labels, b []byte, files int) error {
 	}
 	x.N += n
 	return nil
+}
+
+// SyntheticCIFAR10Name is the Name of the [Dataset] that [SyntheticCIFAR10]
+// returns.
+const SyntheticCIFAR10Name = "synthetic-cifar-10"
+
+// SyntheticCIFAR10 returns random data of CIFAR-10's shape and size, for
+// runs and timings without the real files: 50,000 training and 10,000 test
+// images of 3×32×32 uint8 pixels (CHW, as [LoadCIFAR10] stores them; 184 MB
+// in all), 10 classes, and the Mean and Std of the real dataset
+// ([CIFAR10Mean], [CIFAR10Std]) so that a pipeline treats it alike. Nothing
+// in it is learnable: labels are independent of pixels.
+//
+// It is a function of seed alone. The training set comes from
+// rand.New(rand.NewPCG(seed, 1)) and the test set from
+// rand.New(rand.NewPCG(seed, 2)); for each image in turn, the label is
+// r.IntN(10) (uniform over the classes) and then its 3,072 pixels are the
+// bytes of 384 values of r.Uint64(), each little-endian. Pixels are thus
+// uniform over [0, 255] (mean 127.5/255 ≈ 0.5 after scaling, not CIFAR-10's
+// [CIFAR10Mean]).
+func SyntheticCIFAR10(seed uint64) *Dataset {
+	return syntheticCIFAR10(seed, 50000, 10000)
+}
+
+// syntheticCIFAR10 is SyntheticCIFAR10 with nTrain and nTest images; its
+// images are the first of SyntheticCIFAR10's.
+func syntheticCIFAR10(seed uint64, nTrain, nTest int) *Dataset {
+	ds := &Dataset{Name: SyntheticCIFAR10Name, Classes: 10, Mean: CIFAR10Mean, Std: CIFAR10Std}
+	ds.TrainX, ds.TrainY = syntheticImages(rand.NewPCG(seed, 1), nTrain)
+	ds.TestX, ds.TestY = syntheticImages(rand.NewPCG(seed, 2), nTest)
+	return ds
+}
+
+func syntheticImages(src *rand.PCG, n int) (*Images, Labels) {
+	const dim = cifarRecord - 1 // 3072, a multiple of 8
+	r := rand.New(src)          // r.Uint64() is src.Uint64(): one stream
+	x := &Images{N: n, Channels: 3, Rows: 32, Cols: 32, Pixels: make([]uint8, n*dim)}
+	y := make(Labels, n)
+	for i := range n {
+		y[i] = uint8(r.IntN(10))
+		px := x.Pixels[i*dim : (i+1)*dim]
+		for j := 0; j < dim; j += 8 {
+			// src directly rather than through r: no interface call.
+			binary.LittleEndian.PutUint64(px[j:], src.Uint64())
+		}
+	}
+	return x, y
 }

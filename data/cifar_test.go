@@ -1,8 +1,11 @@
 package data
 
 import (
+	"encoding/binary"
 	"errors"
 	"io/fs"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,5 +78,74 @@ func TestLoadCIFAR10Fake(t *testing.T) {
 	}
 	if _, err := LoadCIFAR10(t.TempDir()); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "data_batch_1.bin: no such file") {
 		t.Errorf("missing: %v", err)
+	}
+}
+
+// The small synthetic set is the start of the full one, is reproducible from
+// the seed, and its first label and pixels follow the documented stream.
+func TestSyntheticCIFAR10Small(t *testing.T) {
+	a, b := syntheticCIFAR10(7, 40, 20), syntheticCIFAR10(7, 40, 20)
+	if !slices.Equal(a.TrainX.Pixels, b.TrainX.Pixels) || !slices.Equal(a.TestY, b.TestY) {
+		t.Error("same seed, different data")
+	}
+	if c := syntheticCIFAR10(8, 40, 20); slices.Equal(a.TrainX.Pixels, c.TrainX.Pixels) {
+		t.Error("seeds 7 and 8 give the same pixels")
+	}
+	if slices.Equal(a.TrainX.Pixels[:20*3072], a.TestX.Pixels) {
+		t.Error("train and test share their stream")
+	}
+	r := rand.New(rand.NewPCG(7, 2))
+	y0, u := r.IntN(10), r.Uint64()
+	if int(a.TestY[0]) != y0 || binary.LittleEndian.Uint64(a.TestX.Pixels[:8]) != u {
+		t.Errorf("test image 0: label %d, first pixels %x; want %d, %x", a.TestY[0], a.TestX.Pixels[:8], y0, u)
+	}
+	if a.TrainX.N != 40 || a.TestX.N != 20 || len(a.TrainY) != 40 || len(a.TestY) != 20 || len(a.TrainX.Pixels) != 40*3072 {
+		t.Errorf("sizes %d, %d", a.TrainX.N, a.TestX.N)
+	}
+}
+
+func TestSyntheticCIFAR10(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 184 MB")
+	}
+	ds := SyntheticCIFAR10(7)
+	if ds.Name != SyntheticCIFAR10Name || ds.Classes != 10 || !slices.Equal(ds.Mean, CIFAR10Mean) || !slices.Equal(ds.Std, CIFAR10Std) {
+		t.Errorf("name %q classes %d mean %v std %v", ds.Name, ds.Classes, ds.Mean, ds.Std)
+	}
+	for _, s := range []struct {
+		x *Images
+		y Labels
+		n int
+	}{{ds.TrainX, ds.TrainY, 50000}, {ds.TestX, ds.TestY, 10000}} {
+		if x := s.x; x.N != s.n || x.Channels != 3 || x.Rows != 32 || x.Cols != 32 || len(x.Pixels) != s.n*3072 || len(s.y) != s.n {
+			t.Fatalf("shape %d×%d×%d×%d, %d labels; want %d×3×32×32", x.N, x.Channels, x.Rows, x.Cols, len(s.y), s.n)
+		}
+		// Labels uniform: each class within 5 standard deviations of n/10.
+		cnt := make([]int, 10)
+		for _, y := range s.y {
+			cnt[y]++ // panics if a label is ≥ 10
+		}
+		sd := math.Sqrt(float64(s.n) * 0.1 * 0.9)
+		for c, k := range cnt {
+			if math.Abs(float64(k)-float64(s.n)/10) > 5*sd {
+				t.Errorf("%d images: class %d has %d", s.n, c, k)
+			}
+		}
+	}
+	// Pixels uniform over [0, 255]: mean 127.5 (standard error 0.03).
+	var sum int
+	for _, p := range ds.TrainX.Pixels {
+		sum += int(p)
+	}
+	if m := float64(sum) / float64(len(ds.TrainX.Pixels)); math.Abs(m-127.5) > 0.5 {
+		t.Errorf("pixel mean %v", m)
+	}
+	small := syntheticCIFAR10(7, 40, 20)
+	if !slices.Equal(small.TrainX.Pixels, ds.TrainX.Pixels[:40*3072]) || !slices.Equal(small.TestY, ds.TestY[:20]) {
+		t.Error("the small set is not the start of the full one")
+	}
+	// The normalisation of the pipeline accepts it.
+	if _, err := small.TestX.Float32HWC(ds.Mean, ds.Std); err != nil {
+		t.Error(err)
 	}
 }

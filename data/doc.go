@@ -12,7 +12,7 @@
 //	<root>/fashion-mnist/...
 //	<root>/cifar-10-batches-bin/data_batch_{1..5}.bin, test_batch.bin
 //	<root>/tinyshakespeare/input.txt
-//	<root>/wikitext-2/{train,valid,test}.txt
+//	<root>/wikitext-2/{train,valid,test}.txt  (or wiki.{train,valid,test}.tokens)
 //
 // [Resolve] turns the --data flag, the SALSA_DATA variable or the MNIST copy
 // shipped in the repository (data/mnist) into the folder of one dataset; the
@@ -26,6 +26,16 @@
 // the file and saying what to do. Files without a known checksum (the CIFAR-10
 // batches and WikiText-2's train.txt) are checked only for their size, where
 // known, and their structure.
+//
+// # Training helpers
+//
+// [SyntheticCIFAR10] makes random data of CIFAR-10's shape from a seed.
+// [Images.Float32] gives normalised features in the stored CHW order and
+// [Images.Float32HWC] channel last; [AugmentCropFlip] (with [CropFlip],
+// [AugmentCropFlipBatch] and [BlackFill]) is the random crop and horizontal
+// flip of torchvision used for CIFAR-10. [Batchify], [LMChunks] and [LMChunk]
+// lay out a token sequence for a language model as PyTorch's
+// word_language_model example does.
 //
 // # Download
 //

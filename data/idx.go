@@ -130,10 +130,58 @@ func readExactly(r io.Reader, want int) ([]byte, error) {
 }
 
 // Float32 returns the images as float32 features, one row of Dim values per
-// image, normalised as torchvision's ToTensor then Normalize(mean, std):
-// (pixel/255 − mean[c])/std[c] for channel c, each operation rounded to
-// float32 as PyTorch does. mean and std hold one value per channel.
+// image in the order of Pixels (channel, row, column: CHW, each channel a
+// row-major plane; the order of the CIFAR-10 binary records), normalised as
+// torchvision's ToTensor then Normalize(mean, std): (pixel/255 − mean[c])/std[c]
+// for channel c, each operation rounded to float32 as PyTorch does. mean and
+// std hold one value per channel. See [Images.Float32HWC] for channel-last
+// order.
 func (im *Images) Float32(mean, std []float32) ([]float32, error) {
+	lut, err := im.normLUT(mean, std)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(im.Pixels))
+	plane := im.Rows * im.Cols
+	for k, off := 0, 0; off < len(out); k, off = k+1, off+plane {
+		t, dst := &lut[k%im.Channels], out[off:off+plane]
+		for i, p := range im.Pixels[off : off+plane] {
+			dst[i] = t[p]
+		}
+	}
+	return out, nil
+}
+
+// Float32HWC is [Images.Float32] with each image in row, column, channel
+// order (HWC, channel last; NHWC for the whole batch) as convolutional models
+// with channels-last inputs take it: value (y, x, c) of image i is at
+// i·Dim + (y·Cols + x)·Channels + c, where Float32 puts it at
+// i·Dim + (c·Rows + y)·Cols + x. The values are the same, bit for bit; for
+// one channel the two orders coincide.
+func (im *Images) Float32HWC(mean, std []float32) ([]float32, error) {
+	lut, err := im.normLUT(mean, std)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(im.Pixels))
+	ch, plane := im.Channels, im.Rows*im.Cols
+	dim := ch * plane
+	for off := 0; off < len(out); off += dim {
+		img, dst := im.Pixels[off:off+dim], out[off:off+dim]
+		for c := range ch {
+			t := &lut[c]
+			for i, p := range img[c*plane : (c+1)*plane] {
+				dst[i*ch+c] = t[p]
+			}
+		}
+	}
+	return out, nil
+}
+
+// normLUT checks the shape of im against its pixels and mean and std against
+// its channels, and returns for each channel the normalised value of every
+// pixel value.
+func (im *Images) normLUT(mean, std []float32) ([][256]float32, error) {
 	if im.N < 0 || im.Channels < 1 || im.Rows < 1 || im.Cols < 1 {
 		return nil, fmt.Errorf("data: images %d×%d×%d×%d: N must be ≥ 0 and channels, rows, cols ≥ 1", im.N, im.Channels, im.Rows, im.Cols)
 	}
@@ -157,19 +205,16 @@ func (im *Images) Float32(mean, std []float32) ([]float32, error) {
 			return nil, fmt.Errorf("data: std[%d] = %v: must be finite and > 0", c, s)
 		}
 		for v := range lut[c] {
-			x := float32(float32(v) / 255)
-			lut[c][v] = float32(x-mean[c]) / std[c]
+			lut[c][v] = normalize(uint8(v), mean[c], std[c])
 		}
 	}
-	out := make([]float32, len(im.Pixels))
-	plane := im.Rows * im.Cols
-	for k, off := 0, 0; off < len(out); k, off = k+1, off+plane {
-		t, dst := &lut[k%im.Channels], out[off:off+plane]
-		for i, p := range im.Pixels[off : off+plane] {
-			dst[i] = t[p]
-		}
-	}
-	return out, nil
+	return lut, nil
+}
+
+// normalize is (v/255 − mean)/std with each operation rounded to float32.
+func normalize(v uint8, mean, std float32) float32 {
+	x := float32(float32(v) / 255)
+	return float32(x-mean) / std
 }
 
 // mulInts returns the product of non-negative ints and whether it fits in an

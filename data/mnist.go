@@ -11,7 +11,7 @@ type Dataset struct {
 	Classes       int // labels are in [0, Classes)
 	TrainX, TestX *Images
 	TrainY, TestY Labels
-	Mean, Std     []float32 // usual per-channel normalisation, for Images.Float32; nil if none
+	Mean, Std     []float32 // usual per-channel normalisation, for Images.Float32 and Float32HWC; nil if none
 }
 
 // Usual normalisations (per channel, of pixel/255).

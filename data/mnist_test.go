@@ -14,27 +14,41 @@ import (
 	"testing"
 )
 
-// sharedData returns the folder of dataset name in the project's shared data
-// (SALSA_DATA, else /work/shared/data), or skips the test.
+// sharedData returns the folder of dataset name in the project's shared data,
+// or skips the test. It looks at $SALSA_DATA/name if SALSA_DATA is set, else
+// at ../shared/data/name beside the repository: beside the first ancestor of
+// the working directory (the package folder under go test) that has it, as
+// internal/conformance finds ../shared/conformance.
 func sharedData(t *testing.T, name string) string {
 	t.Helper()
-	for _, root := range []string{os.Getenv(EnvVar), "/work/shared/data"} {
-		if root == "" {
-			continue
+	if env := os.Getenv(EnvVar); env != "" {
+		dir := filepath.Join(env, name)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			t.Skipf("shared data not found: $%s is %q but %s is not a folder", EnvVar, env, dir)
 		}
-		dir := filepath.Join(root, name)
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			return dir
-		}
+		return dir
 	}
-	t.Skipf("no %s folder in $%s or /work/shared/data", name, EnvVar)
-	return ""
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p := filepath.Join(dir, "..", "shared", "data", name)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skipf("shared data not found: $%s is not set and no ../shared/data/%s beside the repository (or any ancestor of the working directory)", EnvVar, name)
+		}
+		dir = parent
+	}
 }
 
 var repoMNIST = sync.OnceValues(func() (*Dataset, error) { return LoadMNIST("mnist") })
 
-// Reference values for the repository copy (data/mnist, identical to
-// /work/shared/data/mnist) from Python 3.11.2, reading the files with the
+// Reference values for the repository copy (data/mnist, identical to the
+// shared copy ../shared/data/mnist beside the repository) from Python 3.11.2, reading the files with the
 // gzip module only: first labels list(labels[8:28]), class counts
 // collections.Counter(labels[8:]), pixel sums sum(images[16:]).
 func TestLoadMNISTRepoCopy(t *testing.T) {

@@ -97,7 +97,12 @@ var Known = Registry{
 		{Name: "input.txt", Size: 1115394, SHA256: "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"},
 	},
 	WikiText2: {
-		{Name: "train.txt"}, // no checksum known: not in the offline copy
+		// Size and SHA-256 of train.txt are unknown: the project's offline
+		// copy lacks it. Zero and "" mean unknown, so a train.txt found on
+		// disk is loaded without verification (only its UTF-8 is checked),
+		// and Download refuses the dataset. The entries also describe the
+		// release's names wiki.{train,valid,test}.tokens (see LoadWikiText2).
+		{Name: "train.txt"},
 		{Name: "valid.txt", Size: 1121681, SHA256: "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8"},
 		{Name: "test.txt", Size: 1256449, SHA256: "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0"},
 	},

@@ -32,8 +32,9 @@ func TestResolveOrder(t *testing.T) {
 		t.Errorf("cwd copy: %q, %v; want %q", got, err, local)
 	}
 	// 2. SALSA_DATA comes before both, even if the folder does not exist.
-	t.Setenv(EnvVar, "/env/root")
-	if got, err := Resolve("", MNIST); err != nil || got != filepath.Join("/env/root", MNIST) {
+	envRoot := filepath.Join(cwd, "absent-env-root")
+	t.Setenv(EnvVar, envRoot)
+	if got, err := Resolve("", MNIST); err != nil || got != filepath.Join(envRoot, MNIST) {
 		t.Errorf("env: %q, %v", got, err)
 	}
 	// 1. --data comes first.
@@ -51,7 +52,7 @@ func TestResolveErrors(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	for _, name := range []string{"", ".", "..", "../mnist", "a/b", `a\b`} {
-		if _, err := Resolve("/root", name); err == nil || !strings.Contains(err.Error(), "must be a single folder name") {
+		if _, err := Resolve("root", name); err == nil || !strings.Contains(err.Error(), "must be a single folder name") {
 			t.Errorf("name %q: error %v", name, err)
 		}
 	}

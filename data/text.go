@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,13 +15,23 @@ import (
 type Corpus struct {
 	Name               string
 	Vocab              []string // token id → token
-	Train, Valid, Test []int    // token ids; Test is nil when there is no test split
+	Train, Valid, Test []int    // token ids of each split
 }
 
 // LoadTinyShakespeare loads Tiny Shakespeare from dir (the folder holding
 // input.txt) at the character level, as char-rnn/nanoGPT do: the vocabulary
-// is the distinct characters sorted by code point, Train the first
-// ⌊0.9·n⌋ characters and Valid the rest (n characters in all). Test is nil.
+// is the distinct characters of the whole text sorted by code point, and with
+// n characters in all, in integer arithmetic,
+//
+//	cut  = n·9/10           (⌊0.9·n⌋; Python's int(n*0.9) for the real file)
+//	half = (n − cut)/2
+//	Train = characters [0, cut)
+//	Valid = characters [cut, cut+half)
+//	Test  = characters [cut+half, n)
+//
+// Train is the usual first 90%; the held-out last 10% is cut in two, Valid
+// its first ⌊(n−cut)/2⌋ characters and Test the other ⌈(n−cut)/2⌉. For the
+// real file (n = 1,115,394) that is 1,003,854, 55,770 and 55,770 characters.
 func LoadTinyShakespeare(dir string) (*Corpus, error) {
 	return Known.loadTinyShakespeare(dir)
 }
@@ -39,7 +50,8 @@ func (r Registry) loadTinyShakespeare(dir string) (*Corpus, error) {
 	return c, nil
 }
 
-// charCorpus tokenises UTF-8 text by character and splits it 90/10.
+// charCorpus tokenises UTF-8 text by character and splits it 90/5/5 as
+// [LoadTinyShakespeare] documents.
 func charCorpus(b []byte) (*Corpus, error) {
 	if !utf8.Valid(b) {
 		return nil, errors.New("not valid UTF-8")
@@ -65,36 +77,61 @@ func charCorpus(b []byte) (*Corpus, error) {
 		ids[i] = id[c]
 	}
 	// ⌊0.9·n⌋ in integers, which is Python's int(n*0.9) for the real file.
-	cut := len(ids) * 9 / 10
-	return &Corpus{Name: TinyShakespeare, Vocab: vocab, Train: ids[:cut:cut], Valid: ids[cut:]}, nil
+	n := len(ids)
+	cut := n * 9 / 10
+	mid := cut + (n-cut)/2
+	return &Corpus{Name: TinyShakespeare, Vocab: vocab,
+		Train: ids[:cut:cut], Valid: ids[cut:mid:mid], Test: ids[mid:n:n]}, nil
 }
 
-// LoadWikiText2 loads word-level WikiText-2 from dir (the folder holding
-// train.txt, valid.txt and test.txt) as PyTorch's word_language_model example
-// does: each line is split on whitespace and gets a final "<eos>", and the
-// vocabulary numbers words in order of first appearance in train, then valid,
-// then test. The project's offline copy lacks train.txt; its absence is an
-// error naming the file.
+// LoadWikiText2 loads word-level WikiText-2 from dir as PyTorch's
+// word_language_model example does: each line is split on whitespace and gets
+// a final "<eos>", and the vocabulary numbers words in order of first
+// appearance in train, then valid, then test.
+//
+// Each split S (train, valid, test) is read from S.txt, the name the
+// word_language_model example uses, or, if that file does not exist, from
+// wiki.S.tokens, the name in the wikitext-2-v1 release; the two hold the same
+// bytes (the example ships the release's files renamed), so both are checked
+// against the registry entry of S.txt. The project's offline copy lacks the
+// training split; a split under neither name is an error wrapping
+// [fs.ErrNotExist] that names both files looked for.
 func LoadWikiText2(dir string) (*Corpus, error) {
 	return Known.loadWikiText2(dir)
+}
+
+// wikiText2Names returns the two accepted file names of a WikiText-2 split:
+// the word_language_model name (also the registry's) and the release's.
+func wikiText2Names(split string) (example, release string) {
+	return split + ".txt", "wiki." + split + ".tokens"
 }
 
 func (r Registry) loadWikiText2(dir string) (*Corpus, error) {
 	c := &Corpus{Name: WikiText2}
 	v := newVocab()
 	for _, split := range []struct {
-		file string
+		name string
 		ids  *[]int
-	}{{"train.txt", &c.Train}, {"valid.txt", &c.Valid}, {"test.txt", &c.Test}} {
-		f, _ := r.file(WikiText2, split.file)
-		f.Name = split.file
-		b, path, err := r.read(dir, WikiText2, f)
-		if split.file == "train.txt" && errors.Is(err, fs.ErrNotExist) {
-			return nil, &fileError{WikiText2, filepath.Join(dir, "train.txt"),
-				"no such file: the WikiText-2 training split is not included in the project's offline data (only valid.txt and test.txt are)",
-				"put the word_language_model copy of wikitext-2 (train.txt, valid.txt, test.txt) there, or point --data (or SALSA_DATA) at a folder holding it",
-				fs.ErrNotExist}
+	}{{"train", &c.Train}, {"valid", &c.Valid}, {"test", &c.Test}} {
+		example, release := wikiText2Names(split.name)
+		// The entry of S.txt describes wiki.S.tokens too. An entry without
+		// a size or SHA-256 (train.txt in Known) means that one is not
+		// known, and the file is then not verified.
+		f, _ := r.file(WikiText2, example)
+		f.Name = example
+		if _, err := os.Stat(filepath.Join(dir, example)); errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, release)); errors.Is(err, fs.ErrNotExist) {
+				msg := "no such file (nor " + release + ")"
+				if split.name == "train" {
+					msg += ": the WikiText-2 training split is not included in the project's offline data (only valid.txt and test.txt are)"
+				}
+				return nil, &fileError{WikiText2, filepath.Join(dir, example), msg,
+					"put a copy of WikiText-2 there (train.txt, valid.txt, test.txt as in PyTorch's word_language_model, or wiki.train.tokens, wiki.valid.tokens, wiki.test.tokens from wikitext-2-v1), or point --data (or SALSA_DATA) at a folder holding one in " + WikiText2 + "/",
+					fs.ErrNotExist}
+			}
+			f.Name = release
 		}
+		b, path, err := r.read(dir, WikiText2, f)
 		if err != nil {
 			return nil, err
 		}

@@ -21,12 +21,13 @@ func TestCharCorpus(t *testing.T) {
 	if want := []int{6, 5, 7, 7, 8, 3, 1, 10, 8, 9, 7, 4}; !slices.Equal(c.Train, want) {
 		t.Errorf("train %v, want %v", c.Train, want)
 	}
-	if want := []int{2, 0}; !slices.Equal(c.Valid, want) || c.Test != nil {
-		t.Errorf("valid %v test %v", c.Valid, c.Test)
+	// Held out: n − cut = 2, half 1: valid "!", test "\n".
+	if !slices.Equal(c.Valid, []int{2}) || !slices.Equal(c.Test, []int{0}) {
+		t.Errorf("valid %v test %v, want [2] [0]", c.Valid, c.Test)
 	}
 	// Multi-byte characters are single tokens.
 	c, err = charCorpus([]byte("été"))
-	if err != nil || !slices.Equal(c.Vocab, []string{"t", "é"}) || len(c.Train)+len(c.Valid) != 3 {
+	if err != nil || !slices.Equal(c.Vocab, []string{"t", "é"}) || len(c.Train)+len(c.Valid)+len(c.Test) != 3 {
 		t.Errorf("utf-8: %+v, %v", c, err)
 	}
 	if _, err := charCorpus([]byte{'a', 0xff}); err == nil {
@@ -34,17 +35,52 @@ func TestCharCorpus(t *testing.T) {
 	}
 }
 
-// Reference: Python 3.11.2 on /work/shared/data/tinyshakespeare/input.txt:
+// The 90/5/5 split on a made-up text of n = 23 characters: cut = 23·9/10 =
+// 20, half = (23 − 20)/2 = 1, so train is characters [0, 20), valid [20, 21)
+// and test [21, 23). The vocabulary covers the whole text, held-out part
+// included ("X", "Y", "Z" occur only there).
+func TestCharCorpusSplit(t *testing.T) {
+	text := "abcabcabcabcabcabcabXYZ"
+	c, err := charCorpus([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"X", "Y", "Z", "a", "b", "c"}; !slices.Equal(c.Vocab, want) {
+		t.Errorf("vocab %q, want %q", c.Vocab, want)
+	}
+	train := []int{3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4}
+	if !slices.Equal(c.Train, train) || !slices.Equal(c.Valid, []int{0}) || !slices.Equal(c.Test, []int{1, 2}) {
+		t.Errorf("train %v valid %v test %v; want %v [0] [1 2]", c.Train, c.Valid, c.Test, train)
+	}
+	// The splits do not share a backing array's spare room: appending to
+	// one cannot overwrite the next.
+	if cap(c.Train) != 20 || cap(c.Valid) != 1 || cap(c.Test) != 2 {
+		t.Errorf("capacities %d %d %d, want 20 1 2", cap(c.Train), cap(c.Valid), cap(c.Test))
+	}
+	// Sizes for other n: (n, train, valid, test).
+	for _, s := range [][4]int{{0, 0, 0, 0}, {1, 0, 0, 1}, {9, 8, 0, 1}, {10, 9, 0, 1}, {20, 18, 1, 1}, {29, 26, 1, 2}, {100, 90, 5, 5}} {
+		c, err := charCorpus([]byte(strings.Repeat("a", s[0])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [4]int{s[0], len(c.Train), len(c.Valid), len(c.Test)}; got != s {
+			t.Errorf("n = %d: train, valid, test %v, want %v", s[0], got[1:], s[1:])
+		}
+	}
+}
+
+// Reference: Python 3.11.2 on the shared copy of tinyshakespeare/input.txt:
 // len(text) = 1115394, sorted(set(text)) has 65 characters
 // "\n !$&',-.3:;?ABC…XYZabc…xyz", int(n*0.9) = 1003854, the first ten ids
-// [18, 47, 56, 57, 58, 1, 15, 47, 58, 47].
+// [18, 47, 56, 57, 58, 1, 15, 47, 58, 47]; the held-out 111540 characters
+// split 55770/55770.
 func TestLoadTinyShakespeare(t *testing.T) {
 	c, err := LoadTinyShakespeare(sharedData(t, TinyShakespeare))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(c.Train) + len(c.Valid); n != 1115394 || len(c.Train) != 1003854 {
-		t.Errorf("%d characters, %d for training; want 1115394, 1003854", n, len(c.Train))
+	if len(c.Train) != 1003854 || len(c.Valid) != 55770 || len(c.Test) != 55770 {
+		t.Errorf("train, valid, test: %d, %d, %d characters; want 1003854, 55770, 55770", len(c.Train), len(c.Valid), len(c.Test))
 	}
 	if got, want := strings.Join(c.Vocab, ""), "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"; got != want {
 		t.Errorf("vocab %q, want %q", got, want)
@@ -97,38 +133,66 @@ func TestIsPySpace(t *testing.T) {
 	}
 }
 
+// The same tiny WikiText-2 under the word_language_model names (train.txt,
+// …), the release's names (wiki.train.tokens, …) and a mix of both; the
+// registry describes the .txt names, and its sums apply under either name.
 func TestLoadWikiText2(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, s string) []byte {
-		os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644)
-		return []byte(s)
-	}
-	va, te := write("valid.txt", " b c \n"), write("test.txt", " d a \n")
+	va, te := []byte(" b c \n"), []byte(" d a \n")
 	reg := Registry{WikiText2: {{Name: "train.txt"},
 		{Name: "valid.txt", Size: int64(len(va)), SHA256: sum(va)},
 		{Name: "test.txt", Size: int64(len(te)), SHA256: sum(te)}}}
+	for _, names := range [][3]string{
+		{"train.txt", "valid.txt", "test.txt"},
+		{"wiki.train.tokens", "wiki.valid.tokens", "wiki.test.tokens"},
+		{"wiki.train.tokens", "valid.txt", "wiki.test.tokens"},
+	} {
+		t.Run(strings.Join(names[:], ","), func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name, s string) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(names[1], string(va))
+			write(names[2], string(te))
 
-	_, err := reg.loadWikiText2(dir)
-	want := "data: wikitext-2: " + filepath.Join(dir, "train.txt") + ": no such file: the WikiText-2 training split is not included"
-	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
-		t.Errorf("missing train.txt: error %v, want %q", err, want)
-	}
+			_, err := reg.loadWikiText2(dir)
+			want := "data: wikitext-2: " + filepath.Join(dir, "train.txt") + ": no such file (nor wiki.train.tokens): the WikiText-2 training split is not included"
+			if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
+				t.Errorf("missing train split: error %v, want %q", err, want)
+			}
 
-	write("train.txt", " a b \n = x = \n")
-	c, err := reg.loadWikiText2(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"a", "b", "<eos>", "=", "x", "c", "d"}; !slices.Equal(c.Vocab, want) {
-		t.Errorf("vocab %q, want %q", c.Vocab, want)
-	}
-	if !slices.Equal(c.Train, []int{0, 1, 2, 3, 4, 3, 2}) || !slices.Equal(c.Valid, []int{1, 5, 2}) || !slices.Equal(c.Test, []int{6, 0, 2}) {
-		t.Errorf("train %v valid %v test %v", c.Train, c.Valid, c.Test)
-	}
+			write(names[0], " a b \n = x = \n") // no sum registered: not verified
+			c, err := reg.loadWikiText2(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"a", "b", "<eos>", "=", "x", "c", "d"}; !slices.Equal(c.Vocab, want) {
+				t.Errorf("vocab %q, want %q", c.Vocab, want)
+			}
+			if !slices.Equal(c.Train, []int{0, 1, 2, 3, 4, 3, 2}) || !slices.Equal(c.Valid, []int{1, 5, 2}) || !slices.Equal(c.Test, []int{6, 0, 2}) {
+				t.Errorf("train %v valid %v test %v", c.Train, c.Valid, c.Test)
+			}
 
-	write("test.txt", " d a !\n")
-	if _, err := reg.loadWikiText2(dir); !errors.Is(err, ErrChecksum) {
-		t.Errorf("changed test.txt: error %v, want ErrChecksum", err)
+			write(names[2], " d b \n") // same size, other bytes
+			_, err = reg.loadWikiText2(dir)
+			if want := filepath.Join(dir, names[2]) + ": sha256 "; !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), want) {
+				t.Errorf("changed %s: error %v, want ErrChecksum naming it", names[2], err)
+			}
+			os.Remove(filepath.Join(dir, names[2]))
+			_, err = reg.loadWikiText2(dir)
+			if want := filepath.Join(dir, "test.txt") + ": no such file (nor wiki.test.tokens)"; !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
+				t.Errorf("missing test split: error %v, want %q", err, want)
+			}
+		})
+	}
+	// With both names present, S.txt is read.
+	dir := t.TempDir()
+	for name, s := range map[string]string{"train.txt": " a \n", "wiki.train.tokens": " z \n", "valid.txt": string(va), "test.txt": string(te)} {
+		os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644)
+	}
+	if c, err := reg.loadWikiText2(dir); err != nil || c.Vocab[0] != "a" {
+		t.Errorf("both names: %v, vocab %q; want train.txt read", err, c.Vocab)
 	}
 }
 
@@ -141,8 +205,8 @@ func TestWikiText2Real(t *testing.T) {
 		t.Skip("train.txt present: the counts below are for valid and test alone")
 	}
 	_, err := LoadWikiText2(dir)
-	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "train.txt") {
-		t.Errorf("error %v, want one naming train.txt", err)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "train.txt: no such file (nor wiki.train.tokens)") {
+		t.Errorf("error %v, want one naming train.txt and wiki.train.tokens", err)
 	}
 	v := newVocab()
 	for _, s := range []struct {
