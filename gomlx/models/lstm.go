@@ -144,10 +144,10 @@ func (m *LSTM) NumParams() int {
 // zero-padded slices, the gradient of weight_hh is one matmul over all steps
 // instead of T small ones, and weight gradients avoid the backend's
 // transposes of both operands (lstmDense). Per-step slices are Gathers of
-// contiguous rows (a memmove each on the Go backend). Every graph holding
-// Forward must call Gradient at most once per loss it differentiates, after
-// Forward; a Gradient of a loss that does not use the logits or next state
-// is not supported.
+// contiguous rows (a memmove each on the Go backend). The custom gradients
+// are assembled while Gradient runs: call it after Forward, on a loss that
+// depends on the last step's output (any loss of the logits does); several
+// Gradient calls on one graph are fine.
 func (m *LSTM) Forward(scope *model.Scope, tokens, state *Node) (logits, next *Node) {
 	c := m.cfg
 	g := tokens.Graph()
