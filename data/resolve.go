@@ -20,12 +20,15 @@ const EnvVar = "SALSA_DATA"
 //     repository copy when run from the repository root);
 //  4. name next to this package's source file, if that exists (the
 //     repository copy under `go run` and `go test`, or a binary built
-//     without -trimpath on the machine that built it).
+//     without -trimpath on the machine that built it);
+//  5. name in shared/data beside the repository (../shared/data from its
+//     root), where the project's shared datasets live, under the same
+//     condition as step 4.
 //
 // Steps 1 and 2 are taken as given, existing or not, so that an explicit
 // choice never silently falls back to another copy (and [Download] can fill
-// a new folder); loading then reports a missing file. Only steps 3 and 4
-// check for existence, and if neither folder exists Resolve fails.
+// a new folder); loading then reports a missing file. Only steps 3 to 5
+// check for existence, and if no such folder exists Resolve fails.
 func Resolve(flagDir, name string) (string, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
 		return "", fmt.Errorf("data: dataset name %q: must be a single folder name such as %q", name, MNIST)
@@ -47,7 +50,7 @@ func Resolve(flagDir, name string) (string, error) {
 		name, EnvVar, strings.Join(tried, " or "), hint(name))
 }
 
-// repoCandidates lists steps 3 and 4 of Resolve.
+// repoCandidates lists steps 3 to 5 of Resolve.
 func repoCandidates(name string) []string {
 	var dirs []string
 	if wd, err := os.Getwd(); err == nil {
@@ -55,6 +58,8 @@ func repoCandidates(name string) []string {
 	}
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
 		dirs = append(dirs, filepath.Join(filepath.Dir(file), name))
+		// The project's shared data beside the repository: ../shared/data.
+		dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", name))
 	}
 	return dirs
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/train"
+
+	"github.com/salsaopt/salsa/gomlx/models"
 )
 
 // bnDropNet is dense → batch norm (batch statistics in training mode,
@@ -325,5 +327,66 @@ func TestLabelsWithTrailingAxis(t *testing.T) {
 	}
 	if losses[0] != losses[1] {
 		t.Errorf("labels [n,1]: loss %v, labels [n]: %v", losses[1], losses[0])
+	}
+}
+
+// The η = 0 identity on the project's deep models: ResNet-20 (batch norm in
+// training mode) and the character LSTM (dropout 0.2, carried state).
+func TestTrialAtZeroDeepModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ResNet-20 and the LSTM")
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	store := model.NewStore()
+	if err := store.SetRNGStateFromSeed(1); err != nil {
+		t.Fatal(err)
+	}
+	res, err := New(gobackend.GetBackend(), store, models.ResNet20(3), Config{LR: 0.05, Beta: 0.9, Nu: 1, WeightDecay: 5e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 8*8*8)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	y := []int32{0, 1, 2, 0, 1, 2, 0, 1}
+	xt, yt := tensors.FromFlatDataAndDimensions(x, 8, 8, 8, 1), tensors.FromFlatDataAndDimensions(y, 8)
+	store2 := model.NewStore()
+	if err := store2.SetRNGStateFromSeed(1); err != nil {
+		t.Fatal(err)
+	}
+	lstm, err := NewRecurrent(gobackend.GetBackend(), store2, models.CharLSTM(11), Config{LR: 0.5, Beta: 0.9, Nu: 1, ClipNorm: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, ty := seqBatch(r, 3, 6)
+	for _, c := range []struct {
+		name string
+		tr   *Trainer
+		x, y *tensors.Tensor
+	}{{"resnet20", res, xt, yt}, {"lstm", lstm, tx, ty}} {
+		for step := 0; step < 2; step++ {
+			loss, _, err := c.tr.Grad(c.x, c.y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := storeBytes(t, c.tr.store)
+			f, err := c.tr.Trial(c.x, c.y, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f != loss {
+				t.Errorf("%s step %d: trial at η=0 is %v, the loss %v", c.name, step, f, loss)
+			}
+			after := storeBytes(t, c.tr.store)
+			for p, b := range before {
+				if !bytes.Equal(b, after[p]) {
+					t.Errorf("%s step %d: the trial changed %s", c.name, step, p)
+				}
+			}
+			if _, _, err := c.tr.Update(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -58,16 +58,22 @@ func Load(ctx context.Context, dataDir, name string, download bool, mirror strin
 	if name == "cifar10-synthetic" {
 		return &Source{Images: data.SyntheticCIFAR10(seed)}, nil
 	}
-	dir, err := data.Resolve(dataDir, name)
+	// The folder of each dataset under a data root.
+	folder := map[string]string{"mnist": data.MNIST, "fashion-mnist": data.FashionMNIST, "cifar10": data.CIFAR10,
+		"tinyshakespeare": data.TinyShakespeare, "wikitext2": data.WikiText2}[name]
+	if folder == "" {
+		return nil, fmt.Errorf("--dataset %s: unknown", name)
+	}
+	dir, err := data.Resolve(dataDir, folder)
 	if err != nil && !download {
 		return nil, err
 	}
 	if err != nil {
-		dir = filepath.Join("data", name)
+		dir = filepath.Join("data", folder)
 	}
 	if download {
 		fmt.Fprintf(stderr, "checking %s in %s, downloading what is missing (verified by SHA-256)\n", name, dir)
-		if err := data.Download(ctx, nil, mirror, dir, name); err != nil {
+		if err := data.Download(ctx, nil, mirror, dir, folder); err != nil {
 			return nil, err
 		}
 	}

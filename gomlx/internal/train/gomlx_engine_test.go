@@ -295,7 +295,7 @@ func BenchmarkEngine(b *testing.B) {
 				perm := Perm(1, 1, n)
 				step := func(i int) {
 					lo := (i % (n / 128)) * 128
-					if _, err := p.eng.Step(p.sched, Batch{Idx: perm[lo:lo+128]}); err != nil {
+					if _, err := p.eng.Step(p.sched, Batch{Idx: perm[lo : lo+128]}); err != nil {
 						b.Fatal(err)
 					}
 				}

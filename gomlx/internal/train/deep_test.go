@@ -1,0 +1,122 @@
+package train
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// synthImages makes n random h×w×c images in 3 classes, each class brighter
+// in its own third of the pixels.
+func synthImages(n, h, w, c int, seed uint64) *Split {
+	r := rand.New(rand.NewPCG(seed, 3))
+	d := h * w * c
+	s := &Split{X: make([]float32, n*d), Y: make([]int32, n), Dim: d, Labels: 3, H: h, W: w, C: c, Fill: make([]float32, c)}
+	for i := range n {
+		k := r.IntN(3)
+		s.Y[i] = int32(k)
+		for j := range d {
+			s.X[i*d+j] = float32(r.NormFloat64())
+			if j%3 == k {
+				s.X[i*d+j] += 0.7
+			}
+		}
+	}
+	return s
+}
+
+// synthText makes n tokens of a vocabulary of v from a noisy cycle.
+func synthText(n, v int, seed uint64) *Split {
+	r := rand.New(rand.NewPCG(seed, 4))
+	s := &Split{Tokens: make([]int, n), Labels: v}
+	for i := range s.Tokens {
+		s.Tokens[i] = i % v
+		if r.IntN(5) == 0 {
+			s.Tokens[i] = r.IntN(v)
+		}
+	}
+	return s
+}
+
+// TestDeepResumeIsBitExact stops a resnet20 run (batch norm, augmentation)
+// and an lstm run (dropout, carried state, clipping) in the middle of an
+// epoch and at an epoch's end, resumes them, and requires the parameters,
+// the scheduler and the outputs to equal an uninterrupted run's bit for bit.
+// SALSA's line search runs at every step of these short runs.
+func TestDeepResumeIsBitExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains two small deep models")
+	}
+	cases := []struct {
+		model, dataset   string
+		batch            int
+		sets             [][2]string
+		train, val, test *Split
+		stops            []int
+	}{
+		{"resnet20", "fashion-mnist", 8, nil, synthImages(48, 8, 8, 1, 1), nil, synthImages(16, 8, 8, 1, 2), []int{4, 6}},
+		{"lstm", "tinyshakespeare", 4, [][2]string{{"bptt", "8"}}, synthText(4*(8*4+1), 12, 1), nil, synthText(4*(8*2+1), 12, 2), []int{3, 4}},
+	}
+	for _, c := range cases {
+		t.Run(c.model, func(t *testing.T) {
+			o := Options{Dataset: c.dataset, Model: c.model, Method: "salsa", Preset: "paper", LR0: 0.01,
+				Epochs: 2, Batch: c.batch, Seed: 3, Engine: "gomlx", Sets: c.sets}
+			mk := func() *Plan {
+				p, err := NewPlan(o, c.train.N())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			full := t.TempDir()
+			want, err := Run(mk(), full, false, 0, c.train, c.val, c.test, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ckWant, err := ReadCheckpoint(full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			searched := 0
+			for _, r := range ckWant.Rows {
+				if r.HasEta {
+					searched++
+				}
+			}
+			if searched == 0 {
+				t.Fatalf("no step searched: the resume check would not cover the line search")
+			}
+			for _, stop := range c.stops {
+				dir := t.TempDir()
+				r, err := Run(mk(), dir, false, stop, c.train, c.val, c.test, nil, nil)
+				if err != nil || !r.Stopped || r.Steps != stop {
+					t.Fatalf("stop at %d: %+v, %v", stop, r, err)
+				}
+				ck, err := ReadCheckpoint(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := Run(&ck.Plan, dir, true, 0, c.train, c.val, c.test, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.TestLoss != want.TestLoss || got.LR != want.LR || got.Steps != want.Steps {
+					t.Fatalf("stop at %d: resumed run ends %+v, uninterrupted %+v", stop, got, want)
+				}
+				ckGot, _ := ReadCheckpoint(dir)
+				if !bytes.Equal(ckGot.Engine, ckWant.Engine) || !bytes.Equal(ckGot.Scheduler, ckWant.Scheduler) ||
+					!reflect.DeepEqual(ckGot.Rows, ckWant.Rows) {
+					t.Fatalf("stop at %d: the resumed run's state differs", stop)
+				}
+				a, b := readAll(t, full), readAll(t, dir)
+				for f := range a {
+					if !bytes.Equal(a[f], b[f]) {
+						t.Fatalf("stop at %d: %s differs after resuming", stop, f)
+					}
+				}
+			}
+			t.Logf("%s: %d steps (%d searched), test loss %.4f", c.model, want.Steps, searched, want.TestLoss)
+		})
+	}
+}
