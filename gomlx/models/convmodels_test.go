@@ -207,4 +207,3 @@ func convBench(b *testing.B, backend compute.Backend, m convModel) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/step")
 }
-

@@ -58,8 +58,11 @@ func TestConv2D(t *testing.T) {
 		{[]int{1, 9, 8, 2}, []int{3, 3, 2, 2}, 3, 1},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range cases {
-		t.Run(fmt.Sprintf("x%v_k%v_s%d_p%d", tc.x, tc.k, tc.stride, tc.pad), func(t *testing.T) {
+	defer func(v bool) { conv2DTransposedInputGrad = v }(conv2DTransposedInputGrad)
+	for i := range 2 * len(cases) {
+		tc := cases[i%len(cases)]
+		conv2DTransposedInputGrad = i >= len(cases)
+		t.Run(fmt.Sprintf("x%v_k%v_s%d_p%d_transposed=%v", tc.x, tc.k, tc.stride, tc.pad, conv2DTransposedInputGrad), func(t *testing.T) {
 			x, k := randSlice(r, prod(tc.x)), randSlice(r, prod(tc.k))
 			want, yd := naiveConv(x, tc.x, k, tc.k, tc.stride, tc.pad)
 			rr := randSlice(r, len(want))
