@@ -30,6 +30,7 @@ const (
 type epochRow struct {
 	Epoch, Steps                     int
 	LR, TrainLoss, TestLoss, TestAcc float64
+	TestPPL                          float64 // language models; NaN otherwise
 }
 
 // run is what a run directory holds; absent files leave their fields empty.
@@ -164,8 +165,8 @@ func readEpochs(path string) ([]epochRow, error) {
 			return v, nil
 		}
 		var e epochRow
-		var v [6]float64
-		for i, name := range []string{"epoch", "steps", "lr", "train_loss", "test_loss", "test_acc"} {
+		var v [7]float64
+		for i, name := range []string{"epoch", "steps", "lr", "train_loss", "test_loss", "test_acc", "test_ppl"} {
 			if v[i], err = num(name); err != nil {
 				return nil, err
 			}
@@ -174,7 +175,7 @@ func readEpochs(path string) ([]epochRow, error) {
 			}
 		}
 		e.Epoch, e.Steps = int(v[0]), int(v[1])
-		e.LR, e.TrainLoss, e.TestLoss, e.TestAcc = v[2], v[3], v[4], v[5]
+		e.LR, e.TrainLoss, e.TestLoss, e.TestAcc, e.TestPPL = v[2], v[3], v[4], v[5], v[6]
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {

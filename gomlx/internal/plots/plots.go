@@ -82,6 +82,11 @@ func DrawRunTo(dir, out string) (Drawn, error) {
 	if err := one("acc", accPlot(r), "no test_acc in "+EpochsFile); err != nil {
 		return d, err
 	}
+	if r.hasPPL() {
+		if err := one("ppl", pplPlot(r), ""); err != nil {
+			return d, err
+		}
+	}
 	if len(r.rows) == 0 {
 		d.Skipped = append(d.Skipped, "stats: no "+StepsFile)
 		return d, nil
@@ -137,9 +142,10 @@ func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 		"compare_lr":   newPlot("Learning rate", xlabel, "learning rate (log scale)"),
 		"compare_loss": newPlot("Training loss per epoch", "epoch", "training loss"),
 		"compare_acc":  newPlot("Test accuracy", "epoch", "test accuracy (fraction)"),
+		"compare_ppl":  newPlot("Test perplexity", "epoch", "test perplexity (log scale)"),
 	}
 	figs["compare_acc"].Legend.Top, figs["compare_acc"].Legend.YOffs = false, 6
-	var lrVals, lossVals []float64
+	var lrVals, lossVals, pplVals []float64
 	lines := map[string]int{}
 	add := func(fig, name string, pts plotter.XYs, sty draw.LineStyle) bool {
 		ok := addLine(figs[fig], name, pts, sty)
@@ -187,12 +193,24 @@ func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 		if !add("compare_acc", name, series(ex, acc, false), sty) {
 			d.Skipped = append(d.Skipped, "compare_acc: no test_acc in "+r.dir)
 		}
+		if r.hasPPL() {
+			var px, ppl []float64
+			for _, e := range r.epochs {
+				px, ppl = append(px, float64(e.Epoch)), append(ppl, e.TestPPL)
+			}
+			pplVals = append(pplVals, ppl...)
+			add("compare_ppl", name, series(px, ppl, true), sty)
+		}
 	}
+	logY(figs["compare_ppl"], pplVals)
 	logY(figs["compare_lr"], lrVals)
 	logY(figs["compare_loss"], lossVals)
 	padY(figs["compare_acc"])
-	for _, name := range []string{"compare_lr", "compare_loss", "compare_acc"} {
+	for _, name := range []string{"compare_lr", "compare_loss", "compare_acc", "compare_ppl"} {
 		p := figs[name]
+		if name == "compare_ppl" && lines[name] == 0 {
+			continue // no language model among the runs
+		}
 		if lines[name] == 0 {
 			d.Skipped = append(d.Skipped, name+": no data in any run")
 			continue
@@ -303,6 +321,32 @@ func accPlot(r *run) *plot.Plot {
 	}
 	pad := math.Max(0.01, 0.05*(hi-lo))
 	p.Y.Min, p.Y.Max = math.Max(0, lo-pad), math.Min(1, hi+pad)
+	return p
+}
+
+// hasPPL reports whether the run logged a test perplexity (a language model).
+func (r *run) hasPPL() bool {
+	for _, e := range r.epochs {
+		if !math.IsNaN(e.TestPPL) {
+			return true
+		}
+	}
+	return false
+}
+
+// pplPlot is the test perplexity per epoch, on a log axis.
+func pplPlot(r *run) *plot.Plot {
+	var ex, ppl []float64
+	for _, e := range r.epochs {
+		ex, ppl = append(ex, float64(e.Epoch)), append(ppl, e.TestPPL)
+	}
+	pts := series(ex, ppl, true)
+	p := newPlot("Test perplexity — "+r.legend(), "epoch", "test perplexity (log scale)")
+	l, sc, _ := plotter.NewLinePoints(pts)
+	l.LineStyle = lineStyle(plotutil.Color(0), 1.5, nil)
+	sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: 2.5, Shape: draw.CircleGlyph{}}
+	p.Add(l, sc)
+	logY(p, ppl)
 	return p
 }
 

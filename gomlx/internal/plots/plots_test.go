@@ -342,3 +342,49 @@ func BenchmarkPlotRun(b *testing.B) {
 		}
 	}
 }
+
+// A language model's run (a test_ppl column) gets a perplexity figure, and
+// so does a comparison of such runs; a classifier's does not.
+func TestPlotPerplexity(t *testing.T) {
+	mk := func(ppl bool) string {
+		dir := t.TempDir()
+		csv := "epoch,steps,lr,train_loss,test_loss,test_acc,test_ppl,val_loss,switched,drops,seconds\n"
+		for e := 1; e <= 3; e++ {
+			p := ""
+			if ppl {
+				p = fmt.Sprint(math.Exp(3 - 0.5*float64(e)))
+			}
+			csv += fmt.Sprintf("%d,%d,0.5,%v,%v,0.3,%s,,0,0,1\n", e, 10*e, 3-0.4*float64(e), 3-0.5*float64(e), p)
+		}
+		if err := os.WriteFile(filepath.Join(dir, EpochsFile), []byte(csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	has := func(d Drawn, name string) bool {
+		for _, f := range d.Files {
+			if filepath.Base(f) == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ppl := range []bool{true, false} {
+		dir := mk(ppl)
+		d, err := DrawRunTo(dir, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has(d, "ppl.png") != ppl {
+			t.Errorf("test_ppl given: %v; ppl.png drawn: %v (%v)", ppl, has(d, "ppl.png"), d.Files)
+		}
+		out := t.TempDir()
+		c, err := DrawCompareTo([]string{dir, mk(ppl)}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has(c, "compare_ppl.png") != ppl {
+			t.Errorf("test_ppl given: %v; compare_ppl.png drawn: %v", ppl, has(c, "compare_ppl.png"))
+		}
+	}
+}
