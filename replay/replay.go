@@ -141,8 +141,50 @@ type Report struct {
 // is re-expressed for α at the logged x_k and d_k:
 // X1D = (x1d + α'·d2) − α·d2, so that Δ_k = ⟨x_k,d_k⟩ − (α/2)‖d_k‖².
 func Run(rows []trace.Row, s schedule.Scheduler) ([]schedule.Event, Report, error) {
+	return RunValidated(rows, s, nil)
+}
+
+// Validation is a validation loss a run reported to its -val scheduler
+// after step Step (at an epoch's end): a KindValidation event of the run's
+// events.
+type Validation struct {
+	Step int
+	Loss float64
+}
+
+// ValidationsOf returns the validation losses of a run's events, in order.
+func ValidationsOf(evs []schedule.Event) []Validation {
+	var vs []Validation
+	for _, e := range evs {
+		if e.Kind == schedule.KindValidation {
+			vs = append(vs, Validation{e.Step, e.ValLoss})
+		}
+	}
+	return vs
+}
+
+// RunValidated is Run for a -val scheduler (a *schedule.WithValidation): the
+// losses of vals are reported after their steps, as the run did, so that
+// its validation drops are replayed too. vals must be in step order, within
+// the rows; with none it is Run.
+func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]schedule.Event, Report, error) {
 	var evs []schedule.Event
 	var rep Report
+	wv, _ := s.(*schedule.WithValidation)
+	if len(vals) > 0 {
+		if wv == nil {
+			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s is not a -val method", len(vals), s.Name())
+		}
+		last := len(rows)
+		if last > 0 {
+			last = rows[len(rows)-1].Step
+		}
+		for i, v := range vals {
+			if v.Step < 1 || v.Step > last || (i > 0 && v.Step < vals[i-1].Step) {
+				return nil, rep, fmt.Errorf("replay: validation %d is after step %d: steps must be in order and within the trace's 1..%d", i+1, v.Step, last)
+			}
+		}
+	}
 	const gd = 1e-300
 	for i, row := range rows {
 		k := s.Step() + 1
@@ -183,6 +225,14 @@ func Run(rows []trace.Row, s schedule.Scheduler) ([]schedule.Event, Report, erro
 		}
 		evs = append(evs, res.Events...)
 		rep.Steps = k
+		for len(vals) > 0 && vals[0].Step == k {
+			res, err := wv.Validate(vals[0].Loss)
+			if err != nil {
+				return evs, rep, fmt.Errorf("replay: %w", err)
+			}
+			evs = append(evs, res.Events...)
+			vals = vals[1:]
+		}
 	}
 	return evs, rep, nil
 }

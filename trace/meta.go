@@ -157,17 +157,33 @@ type Meta struct {
 // metaRequired are the top-level keys a meta.json must have.
 var metaRequired = []string{"run", "problem", "config", "steps", "final_lr", "drops", "switches", "n_tests", "n_slope_tests"}
 
+// settingsRequired are the keys a meta.json read for its settings only must
+// have: the recorded outcomes (steps, final_lr, drops, switches, n_tests,
+// n_slope_tests) are results, not settings.
+var settingsRequired = []string{"config"}
+
 // DecodeMeta reads one meta.json object from r. All keys of [Meta] must be
 // present except final_full_objective.
 func DecodeMeta(r io.Reader) (*Meta, error) {
-	m, err := decodeMeta(r)
+	m, err := decodeMeta(r, metaRequired)
 	if err != nil {
 		return nil, fmt.Errorf("trace: meta: %w", err)
 	}
 	return m, nil
 }
 
-func decodeMeta(r io.Reader) (*Meta, error) {
+// DecodeMetaSettings reads one meta.json object from r for its settings, as
+// a replay does: only config is required; the other keys of [Meta] are
+// optional but, when present, must have their types.
+func DecodeMetaSettings(r io.Reader) (*Meta, error) {
+	m, err := decodeMeta(r, settingsRequired)
+	if err != nil {
+		return nil, fmt.Errorf("trace: meta: %w", err)
+	}
+	return m, nil
+}
+
+func decodeMeta(r io.Reader, required []string) (*Meta, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -176,8 +192,11 @@ func decodeMeta(r io.Reader) (*Meta, error) {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, err
 	}
+	if raw == nil {
+		return nil, fmt.Errorf("must be a JSON object, not null")
+	}
 	var missing []string
-	for _, k := range metaRequired {
+	for _, k := range required {
 		if _, ok := raw[k]; !ok {
 			missing = append(missing, k)
 		}
@@ -193,13 +212,19 @@ func decodeMeta(r io.Reader) (*Meta, error) {
 }
 
 // ReadMeta reads the named meta.json (see [DecodeMeta]).
-func ReadMeta(path string) (*Meta, error) {
+func ReadMeta(path string) (*Meta, error) { return readMeta(path, metaRequired) }
+
+// ReadMetaSettings reads the named meta.json for its settings (see
+// [DecodeMetaSettings]).
+func ReadMetaSettings(path string) (*Meta, error) { return readMeta(path, settingsRequired) }
+
+func readMeta(path string, required []string) (*Meta, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	defer f.Close()
-	m, err := decodeMeta(f)
+	m, err := decodeMeta(f, required)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %s: %w", path, err)
 	}

@@ -251,6 +251,32 @@ func TestReadMeta(t *testing.T) {
 	}
 }
 
+// TestReadMetaSettings: a replay's config needs only the settings; the
+// recorded outcomes may be left out, and present ones must still parse.
+func TestReadMetaSettings(t *testing.T) {
+	const settings = `{"config": {"opt": "SASA", "lr": 0.1, "drop_factor": 10, "minN_stats": 100}}`
+	m, err := DecodeMetaSettings(strings.NewReader(settings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.Opt != "SASA" || m.Config.LR != 0.1 || m.Config.MinNStats != 100 || m.Steps != 0 || m.Drops != nil {
+		t.Errorf("DecodeMetaSettings = %+v", m)
+	}
+	if _, err := DecodeMeta(strings.NewReader(settings)); err == nil || !strings.Contains(err.Error(), "missing key(s) run, problem, steps") {
+		t.Errorf("DecodeMeta without the outcomes: %v", err)
+	}
+	for _, c := range []struct{ in, msg string }{
+		{`{"run": "r"}`, "missing key(s) config"},
+		{`null`, "must be a JSON object"},
+		{`{"config": {"opt": "SASA", "lr": 0.1, "minN_stat": 3}}`, `config: unknown key "minN_stat"`},
+		{`{"config": {"opt": "SASA", "lr": 0.1}, "drops": [[1, 2, 3]]}`, "must be [step, new_lr]"},
+	} {
+		if _, err := DecodeMetaSettings(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: error %v, want %q", c.in, err, c.msg)
+		}
+	}
+}
+
 func TestReadManifest(t *testing.T) {
 	const in = "run,opt,steps,n_drops,drop_steps,switch_step,switch_reason,n_tests,n_slope_tests\n" +
 		"a,SALSA,20000,2,1800 4100,801,slope,88,1\n" +

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
+	"math"
+	"path/filepath"
+	"strings"
 
 	"github.com/salsaopt/salsa/replay"
 	"github.com/salsaopt/salsa/schedule"
@@ -14,29 +18,62 @@ func init() {
 	commands["replay"] = command{"run a scheduler over a logged trace and print its events", runReplay}
 }
 
+// firstLRIsLR0 reports whether a method's first logged rate is α_0: not so
+// for a line search (SSLS smooths it) or a warmup (it ramps up).
+func firstLRIsLR0(method string) bool {
+	switch strings.TrimSuffix(method, "-val") {
+	case "salsa", "ssls", "adam-warmup":
+		return false
+	}
+	return true
+}
+
 func runReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
+	runDir := fs.String("run", "", "run `directory` of salsa train: replays DIR/steps.csv.gz with the settings of DIR/run.json (and, for a -val method, the validation losses of DIR/events.csv)")
 	tracePath := fs.String("trace", "", "trace `file` (step,lr,loss,x1d,d2,eta; gzip or plain)")
-	configPath := fs.String("config", "", "run `meta.json` whose config object (statopt keyword names) sets the method and its settings")
-	method := fs.String("method", "", "scheduler: "+fmt.Sprint(schedule.Methods)+" (default: the config's, else salsa)")
+	configPath := fs.String("config", "", "settings `file`: a run.json of salsa train, or a conformance meta.json (its config object; the recorded outcomes are not needed)")
+	method := fs.String("method", "", "method: "+strings.Join(replay.Methods, ", ")+"; cut and warmup are aliases of shb-hand and adam-warmup (default: the config's, else salsa)")
 	preset := fs.String("preset", "", "defaults when there is no --config: paper or statopt (default paper)")
 	n := fs.Int("n", 0, "training-set size, for the paper's defaults N_min, K_test and γ (without --config)")
 	batch := fs.Int("batch", 0, "mini-batch size, for the paper's defaults (without --config)")
-	lr0 := fs.Float64("lr0", 0, "initial learning rate (default: the config's, else the trace's first lr)")
+	lr0 := fs.Float64("lr0", 0, "initial learning rate α_0 (default: the config's; without one, the trace's first lr, which only methods without a line search or warmup may take)")
 	var sets setFlags
 	fs.Var(&sets, "set", "`key=value` hyperparameter, repeatable; keys: "+fmt.Sprint(schedule.Keys()))
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: salsa replay --trace RUN.trace.csv.gz [--config RUN.meta.json | --preset P --n N --batch B] [--method M] [--set key=value]...")
-		fmt.Fprintln(stderr, "\nPrints the events CSV (the conformance events format) of the scheduler run over the trace's statistics.")
+		fmt.Fprintln(stderr, "usage: salsa replay --run DIR [--method M] [--set key=value]...")
+		fmt.Fprintln(stderr, "       salsa replay --trace STEPS.csv.gz --config RUN.json|META.json [--method M] [--set key=value]...")
+		fmt.Fprintln(stderr, "       salsa replay --trace STEPS.csv.gz --n N --batch B [--preset P] [--method M] [--lr0 X] [--set key=value]...")
+		fmt.Fprintln(stderr, "\nPrints the events CSV (the format of a run's events.csv) of the scheduler run over the trace's statistics.")
+		fmt.Fprintln(stderr, "With the run's own settings it reproduces the run's events.csv.")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	lr0Set := false
+	fs.Visit(func(f *flag.Flag) { lr0Set = lr0Set || f.Name == "lr0" })
+	if lr0Set && (!(*lr0 > 0) || math.IsInf(*lr0, 0)) {
+		return fmt.Errorf("--lr0 %v: must be finite and > 0", *lr0)
+	}
+	if *runDir != "" {
+		if *tracePath != "" || *configPath != "" {
+			return fmt.Errorf("--run %s reads DIR/steps.csv.gz and DIR/run.json: --trace and --config apply only without --run", *runDir)
+		}
+		*tracePath = filepath.Join(*runDir, "steps.csv.gz")
+		*configPath = filepath.Join(*runDir, "run.json")
+	}
 	if *tracePath == "" {
-		fmt.Fprintln(stderr, "salsa replay: --trace is required")
+		fmt.Fprintln(stderr, "salsa replay: --run or --trace is required")
 		fs.Usage()
 		return errUsage
+	}
+	m := ""
+	if *method != "" {
+		var err error
+		if m, err = replay.Canonical(*method); err != nil {
+			return fmt.Errorf("--method %s: %w", *method, err)
+		}
 	}
 	rows, err := trace.ReadTraceFile(*tracePath)
 	if err != nil {
@@ -46,21 +83,21 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--trace %s: no rows", *tracePath)
 	}
 	var cfg schedule.Config
-	m := *method
 	if *configPath != "" {
 		if *preset != "" || *n != 0 || *batch != 0 {
-			return fmt.Errorf("--preset, --n and --batch apply only without --config")
+			return fmt.Errorf("--preset, --n and --batch apply only without --config or --run (the settings come from %s)", *configPath)
 		}
-		meta, err := trace.ReadMeta(*configPath)
+		st, err := replay.ReadSettings(*configPath)
 		if err != nil {
-			return err
+			flag := "--config"
+			if *runDir != "" {
+				flag = "--run"
+			}
+			return fmt.Errorf("%s %s: %w", flag, *configPath, err)
 		}
-		var cm string
-		if cm, cfg, err = replay.FromStatopt(&meta.Config); err != nil {
-			return fmt.Errorf("--config %s: %w", *configPath, err)
-		}
+		cfg = st.Config
 		if m == "" {
-			m = cm
+			m = st.Method
 		}
 	} else {
 		p := schedule.Preset(*preset)
@@ -70,18 +107,23 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		if *n <= 0 || *batch <= 0 {
 			return fmt.Errorf("without --config, --n and --batch are required (got --n=%d --batch=%d): they set the paper's N_min, K_test and γ", *n, *batch)
 		}
-		// The trace's first rate; a line-search trace logs the smoothed α_1,
-		// so pass --lr0 to start SSLS from the run's α_0.
-		if cfg, err = schedule.Defaults(p, *n, *batch, rows[0].LR); err != nil {
-			return err
-		}
 		if m == "" {
 			m = "salsa"
+		}
+		first := rows[0].LR
+		if *lr0 == 0 {
+			if !firstLRIsLR0(m) {
+				return fmt.Errorf("--method %s without --config needs --lr0: the trace's first lr (%v) is α_1, which a line search smooths and a warmup ramps, not the run's α_0", m, first)
+			}
+			*lr0 = first
+		}
+		if cfg, err = schedule.Defaults(p, *n, *batch, *lr0); err != nil {
+			return err
 		}
 	}
 	if *lr0 != 0 {
 		if err := cfg.Set("lr0", fmt.Sprint(*lr0)); err != nil {
-			return err
+			return fmt.Errorf("--lr0 %v: %w", *lr0, err)
 		}
 	}
 	for _, kv := range sets.pairs() {
@@ -89,11 +131,25 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	s, err := schedule.New(m, cfg)
+	sched, _ := replay.Scheduler(m)
+	s, err := schedule.New(sched, cfg)
 	if err != nil {
 		return err
 	}
-	evs, rep, err := replay.Run(rows, s)
+	var vals []replay.Validation
+	if _, ok := s.(*schedule.WithValidation); ok {
+		if *runDir == "" {
+			fmt.Fprintf(stderr, "salsa replay: %s checks a validation loss at each epoch's end; without --run there are none, so only its own test drops\n", m)
+		} else {
+			evPath := filepath.Join(*runDir, "events.csv")
+			logged, err := trace.ReadEventsFile(evPath)
+			if err != nil {
+				return fmt.Errorf("--run %s: --method %s needs the validation losses of events.csv: %w", *runDir, m, err)
+			}
+			vals = replay.ValidationsOf(logged)
+		}
+	}
+	evs, rep, err := replay.RunValidated(rows, s, vals)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +14,8 @@ import (
 
 	"github.com/salsaopt/salsa/internal/conformance"
 
+	"github.com/salsaopt/salsa/gomlx/internal/train"
+	"github.com/salsaopt/salsa/replay"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
@@ -110,15 +116,264 @@ func TestReplayErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"replay"}, 2, "--trace is required"},
+		{[]string{"replay"}, 2, "--run or --trace is required"},
 		{[]string{"replay", "--trace", "/nonexistent.csv"}, 1, "/nonexistent.csv"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "theta=2"}, 1, "SASAPlusConfig.Theta = 2: must be in (0, 1]"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "bogus=1"}, 1, "--set bogus: unknown key"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "nmin=x"}, 1, "--set nmin=x: not an integer"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz"}, 1, "--n and --batch are required"},
-		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--method", "nope"}, 1, `method "nope"`},
+		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--method", "nope"}, 1, `--method nope: method "nope": must be one of salsa, sasa+`},
 		{[]string{"replay", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
+	}
+	for _, c := range cases {
+		code, _, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d containing %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
+
+// synthSplit is a small 3-class problem, as in package train's tests.
+func synthSplit(n, dim int, seed uint64) *train.Split {
+	r := rand.New(rand.NewPCG(seed, 1))
+	s := &train.Split{Dim: dim, Labels: 3, X: make([]float32, n*dim), Y: make([]int32, n)}
+	for i := range n {
+		c := int32(r.IntN(3))
+		s.Y[i] = c
+		for j := range dim {
+			s.X[i*dim+j] = float32(r.NormFloat64())
+			if j%3 == int(c) {
+				s.X[i*dim+j] += 0.8
+			}
+		}
+	}
+	return s
+}
+
+// replayLR0 is the --lr0 of the runs trainRun makes.
+const replayLR0 = 0.05
+
+// trainRun makes a real run directory: what salsa train does after loading
+// the data (train.NewPlan, then train.Run, which writes run.json,
+// steps.csv.gz and events.csv), 4 epochs of 30 steps on synthetic data, with
+// tests every 10 steps.
+func trainRun(t *testing.T, method string) string {
+	t.Helper()
+	all, test := synthSplit(480, 24, 1), synthSplit(100, 24, 2)
+	o := train.Options{Dataset: "mnist", Model: "logreg", Method: method, Preset: "paper", LR0: replayLR0,
+		Epochs: 4, Batch: 16, Seed: 3, Engine: "native",
+		Sets: [][2]string{{"nmin", "10"}, {"ktest", "10"}, {"slope_nmin", "10"}, {"slope_ktest", "10"}}}
+	if method == "shb-hand" {
+		o.Drops = []int{1, 3}
+	}
+	p, err := train.NewPlan(o, all.N())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, val := all, (*train.Split)(nil)
+	if p.NVal > 0 {
+		n, d := p.NTrain, all.Dim
+		tr = &train.Split{X: all.X[:n*d], Y: all.Y[:n], Dim: d, Labels: 3}
+		val = &train.Split{X: all.X[n*d:], Y: all.Y[n:], Dim: d, Labels: 3}
+	}
+	dir := t.TempDir()
+	if _, err := train.Run(context.Background(), p, dir, false, 0, tr, val, test, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReplayRunDir: salsa replay --run DIR reproduces the events.csv of a
+// run of salsa train byte for byte, for a line search (salsa, with tests,
+// a switch and drops), a drop test (sasa+), the hand schedule, the Adam
+// warmup and a -val method (whose validation losses come from events.csv);
+// --trace with --config run.json is the same.
+func TestReplayRunDir(t *testing.T) {
+	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val"} {
+		t.Run(method, func(t *testing.T) {
+			dir := trainRun(t, method)
+			want := readFile(t, filepath.Join(dir, "events.csv"))
+			evs, err := trace.ReadEvents(strings.NewReader(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[schedule.Kind]int{}
+			for _, e := range evs {
+				kinds[e.Kind]++
+			}
+			t.Logf("%s: %d events %v", method, len(evs), kinds)
+			switch method {
+			case "salsa":
+				if kinds[schedule.KindSlopeTest] == 0 || kinds[schedule.KindSwitch] == 0 || kinds[schedule.KindTest] == 0 {
+					t.Fatalf("the run made no slope test, switch or test: the replay would not check them")
+				}
+			case "sasa+":
+				if kinds[schedule.KindTest] == 0 {
+					t.Fatal("the run made no test")
+				}
+			case "shb-hand":
+				if kinds[schedule.KindDrop] != 2 {
+					t.Fatalf("%d drops, want 2", kinds[schedule.KindDrop])
+				}
+			case "salsa-val":
+				if kinds[schedule.KindValidation] != 4 {
+					t.Fatalf("%d validation checks, want 4", kinds[schedule.KindValidation])
+				}
+			}
+			code, out, errs := run(t, "replay", "--run", dir)
+			if code != 0 || out != want || errs != "" {
+				t.Fatalf("replay --run: exit %d, stderr %q\n%s\nwant\n%s", code, errs, out, want)
+			}
+			code, out, errs = run(t, "replay", "--trace", filepath.Join(dir, "steps.csv.gz"), "--config", filepath.Join(dir, "run.json"))
+			if method == "salsa-val" { // without --run, no validation losses
+				if !strings.Contains(errs, "without --run there are none") {
+					t.Fatalf("--config: exit %d, stderr %q", code, errs)
+				}
+				return
+			}
+			if code != 0 || out != want || errs != "" {
+				t.Fatalf("replay --trace --config run.json: exit %d, stderr %q\n%s\nwant\n%s", code, errs, out, want)
+			}
+		})
+	}
+}
+
+// TestReplayLR0FromRunJSON: a line-search run logs the smoothed α_1 as its
+// first lr; the replay starts from run.json's α_0, and starting from the
+// first logged lr (what replay did before) gives other statistics.
+func TestReplayLR0FromRunJSON(t *testing.T) {
+	dir := trainRun(t, "salsa")
+	rows, err := trace.ReadTraceFile(filepath.Join(dir, "steps.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := replay.ReadSettings(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Method != "salsa" || st.Config.SSLS.LR0 != replayLR0 || rows[0].LR == replayLR0 {
+		t.Fatalf("method %s, α_0 %v, first logged lr %v: want salsa, %v and a smoothed first lr", st.Method, st.Config.SSLS.LR0, rows[0].LR, replayLR0)
+	}
+	want := readFile(t, filepath.Join(dir, "events.csv"))
+	code, out, errs := run(t, "replay", "--run", dir, "--lr0", fmt.Sprint(rows[0].LR))
+	if code != 0 || out == want || !strings.Contains(errs, "departs from the logged one at step 1") {
+		t.Fatalf("from the first logged lr: exit %d, stderr %q; the events must differ", code, errs)
+	}
+	code, out, _ = run(t, "replay", "--run", dir, "--lr0", fmt.Sprint(replayLR0))
+	if code != 0 || out != want {
+		t.Fatalf("--lr0 %v: exit %d; the events must be the run's", replayLR0, code)
+	}
+	// Without a config a line search needs --lr0: the first lr is not α_0.
+	code, _, errs = run(t, "replay", "--trace", filepath.Join(dir, "steps.csv.gz"), "--n", "480", "--batch", "16")
+	if code != 1 || !strings.Contains(errs, "--method salsa without --config needs --lr0") {
+		t.Fatalf("no --lr0: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestReplayMethodNames: replay takes train's method names, with cut and
+// warmup as aliases of shb-hand and adam-warmup; each name runs the
+// scheduler train runs for it.
+func TestReplayMethodNames(t *testing.T) {
+	for _, m := range train.Methods {
+		o := train.Options{Dataset: "mnist", Model: "logreg", Method: m, Preset: "paper", LR0: 0.1, Epochs: 4, Batch: 16, Engine: "native"}
+		p, err := train.NewPlan(o, 480)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := replay.Canonical(m)
+		s, err2 := replay.Scheduler(m)
+		if err != nil || err2 != nil || c != m || s != p.Scheduler {
+			t.Errorf("%s: canonical %q, scheduler %q (%v, %v); train runs %q", m, c, s, err, err2, p.Scheduler)
+		}
+	}
+	for alias, m := range map[string]string{"cut": "shb-hand", "warmup": "adam-warmup"} {
+		if c, err := replay.Canonical(alias); c != m || err != nil {
+			t.Errorf("%s: %q, %v; want %s", alias, c, err, m)
+		}
+	}
+	dir := trainRun(t, "shb-hand")
+	want := readFile(t, filepath.Join(dir, "events.csv"))
+	for _, m := range []string{"shb-hand", "cut"} {
+		code, out, errs := run(t, "replay", "--run", dir, "--method", m)
+		if code != 0 || out != want {
+			t.Errorf("--method %s: exit %d, stderr %q\n%s\nwant\n%s", m, code, errs, out, want)
+		}
+	}
+}
+
+// TestReplayConfigWithoutOutcomes: a meta.json with the settings only (no
+// steps, final_lr, drops, switches, n_tests, n_slope_tests, nor run and
+// problem) replays as the full one.
+func TestReplayConfigWithoutOutcomes(t *testing.T) {
+	pub := conformance.PublicDir(t)
+	r := filepath.Join(pub, "logreg_salsa_lr1e-1")
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(readFile(t, r+".meta.json")), &meta); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(map[string]json.RawMessage{"config": meta["config"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, full, errs := run(t, "replay", "--trace", r+".trace.csv.gz", "--config", r+".meta.json")
+	if code != 0 {
+		t.Fatalf("full meta.json: exit %d: %s", code, errs)
+	}
+	code, out, errs := run(t, "replay", "--trace", r+".trace.csv.gz", "--config", cfg)
+	if code != 0 || out != full {
+		t.Fatalf("settings only: exit %d, stderr %q; the events must be the full meta.json's", code, errs)
+	}
+}
+
+// TestReplayRunErrors: the errors of --run and of a run.json name the flag
+// or key, the value and what is allowed.
+func TestReplayRunErrors(t *testing.T) {
+	dir := trainRun(t, "sasa+")
+	rj := readFile(t, filepath.Join(dir, "run.json"))
+	tmp := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noSchedule := write("a.json", strings.Replace(rj, `"schedule": {`, `"schedule_": {`, 2))
+	badMethod := write("b.json", strings.Replace(rj, `"method": "sasa+"`, `"method": "sgd"`, 2))
+	badSched := write("c.json", strings.Replace(rj, `"scheduler": "sasa+"`, `"scheduler": "cut"`, 1))
+	unknown := write("d.json", strings.Replace(rj, `"SASAPlus": {`, `"SASAPlus": {"Bogus": 1, `, 2))
+	neither := write("e.json", `{"run": "x"}`)
+	steps := filepath.Join(dir, "steps.csv.gz")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"replay", "--run", dir, "--trace", steps}, 1, "--trace and --config apply only without --run"},
+		{[]string{"replay", "--run", filepath.Join(tmp, "none")}, 1, "none/steps.csv.gz"},
+		{[]string{"replay", "--run", dir, "--n", "3"}, 1, "--preset, --n and --batch apply only without --config or --run"},
+		{[]string{"replay", "--run", dir, "--method", "sgd"}, 1, `--method sgd: method "sgd": must be one of salsa, sasa+, sasa, ssls, slope, shb-hand, adam-warmup`},
+		{[]string{"replay", "--trace", steps, "--config", noSchedule}, 1, "a.json: run.json: missing key(s) plan.schedule"},
+		{[]string{"replay", "--trace", steps, "--config", badMethod}, 1, `plan.options.method: method "sgd": must be one of`},
+		{[]string{"replay", "--trace", steps, "--config", badSched}, 1, `plan.scheduler = "cut": method sasa+ runs scheduler "sasa+"`},
+		{[]string{"replay", "--trace", steps, "--config", unknown}, 1, `plan.schedule: json: unknown field "Bogus"`},
+		{[]string{"replay", "--trace", steps, "--config", neither}, 1, "has neither a plan key (a run.json of salsa train) nor a config key"},
+		{[]string{"replay", "--run", dir, "--lr0", "-1"}, 1, "--lr0 -1: must be finite and > 0"},
+		{[]string{"replay", "--run", dir, "--lr0", "0"}, 1, "--lr0 0: must be finite and > 0"},
 	}
 	for _, c := range cases {
 		code, _, errs := run(t, c.args...)
