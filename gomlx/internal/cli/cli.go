@@ -23,13 +23,20 @@ var errUsage = errors.New("usage")
 
 // Main runs the salsa command with args (without the program name) and
 // returns the exit status: 0 on success, 2 on a usage error, 1 otherwise.
+//
+// Help (salsa help, salsa help COMMAND, salsa COMMAND -h) goes to stdout;
+// errors go to stderr, a usage error as one line and a hint.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
+		usage(stdout)
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
 	}
 	name := args[0]
 	if name == "help" {
@@ -37,11 +44,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "salsa: unknown command %q\n", name)
-		usage(stderr)
+		fmt.Fprintf(stderr, "salsa: unknown command %q\nRun 'salsa help' for the commands.\n", name)
 		return 2
 	}
-	err := c.run(args[1:], stdout, stderr)
+	errOut := stderr
+	for _, a := range args[1:] {
+		if a == "-h" || a == "-help" || a == "--help" {
+			errOut = stdout // the help is what was asked for
+		}
+	}
+	err := c.run(args[1:], stdout, errOut)
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
@@ -72,20 +84,35 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses the flags, wrapping a usage error.
+// parse parses the flags. A usage error is printed as one line and a hint
+// (not the whole usage, which would scroll it away) and returned as
+// errUsage; -h prints the usage and returns flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) {
 		fs.Usage()
-		return errUsage
+		return err
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err != nil {
+		return usageError(fs, err.Error())
 	}
 	return nil
+}
+
+// usageError prints msg and a hint to the flag set's output and returns
+// errUsage.
+func usageError(fs *flag.FlagSet, msg string) error {
+	cmd := strings.TrimPrefix(fs.Name(), "salsa ")
+	fmt.Fprintf(fs.Output(), "%s: %s\nRun 'salsa help %s' for its flags.\n", fs.Name(), msg, cmd)
+	return errUsage
 }
 
 // setFlags collects repeated --set key=value flags.

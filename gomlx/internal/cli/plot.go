@@ -18,19 +18,16 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	runs := fs.String("runs", "", "comma-separated run `directories` to overlay: compare_lr, compare_loss, compare_acc")
 	out := fs.String("out", "", "output `directory` (default: the --run directory; required with --runs)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: salsa plot --run DIR [--out OUT]\n       salsa plot --runs DIR1,DIR2,... --out OUT")
-		fmt.Fprintln(stderr, "\nDraws figures as PNG and SVG from a run directory written by salsa train")
-		fmt.Fprintln(stderr, "(steps.csv.gz, events.csv, epochs.csv, run.json) and prints the files written.")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: salsa plot --run DIR [--out OUT]\n       salsa plot --runs DIR1,DIR2,... --out OUT")
+		fmt.Fprintln(w, "\nDraws figures as PNG and SVG from a run directory written by salsa train")
+		fmt.Fprintln(w, "(steps.csv.gz, events.csv, epochs.csv, run.json) and prints the files written.")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	usageErr := func(msg string) error {
-		fmt.Fprintln(stderr, "salsa plot: "+msg)
-		fs.Usage()
-		return errUsage
-	}
+	usageErr := func(msg string) error { return usageError(fs, msg) }
 	var d plots.Drawn
 	var err error
 	switch {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
@@ -55,7 +57,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		modelHelp = append(modelHelp, m.Name+" ("+m.Help+")")
 	}
 	fs.StringVar(&o.Model, "model", "logreg", "model: "+strings.Join(modelHelp, "; "))
-	fs.StringVar(&o.Method, "method", "salsa", "method: "+strings.Join(train.Methods, ", "))
+	fs.StringVar(&o.Method, "method", "salsa", "method: "+strings.Join(train.Methods, ", ")+
+		" (shb-hand runs at --lr0 and needs a tuned one; salsa starts from any small --lr0)")
 	fs.StringVar(&o.Preset, "preset", "paper", "defaults: paper (Table 1, §3, BM variance) or statopt (the authors' released code)")
 	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate)")
 	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
@@ -65,7 +68,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
 	fs.IntVar(&o.Limit, "limit", 0, "train on the first `N` training examples (tokens for a text) only, for a quick try (0: all)")
 	var drops intList
-	fs.Var(&drops, "drops", "shb-hand: comma-separated `epochs` after which the rate is cut by τ (default 10,20)")
+	fs.Var(&drops, "drops", "shb-hand: comma-separated `epochs` after which the rate is cut by τ (default: after one and two thirds of --epochs)")
 	var sets setFlags
 	fs.Var(&sets, "set", "`key=value` hyperparameter, repeatable (see 'salsa help train')")
 	out := fs.String("out", "", "run `directory` (required)")
@@ -76,10 +79,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	mirror := fs.String("mirror", "", "base `URL` for --download (default: the dataset's usual mirror)")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
-		fmt.Fprintln(stderr, "       salsa train --resume --out DIR")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
+		fmt.Fprintln(w, "       salsa train --resume --out DIR")
 		fs.PrintDefaults()
-		fmt.Fprintln(stderr, "\n--set keys:")
+		fmt.Fprintln(w, "\n--set keys:")
 		keys := train.SetKeys()
 		names := make([]string, 0, len(keys))
 		for k := range keys {
@@ -87,15 +91,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			fmt.Fprintf(stderr, "  %-16s %s\n", k, keys[k])
+			fmt.Fprintf(w, "  %-16s %s\n", k, keys[k])
 		}
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		fmt.Fprintln(stderr, "salsa train: --out is required")
-		return errUsage
+		return usageError(fs, "--out is required")
 	}
 	if *maxSteps < 0 {
 		return fmt.Errorf("--max-steps %d: must be ≥ 0", *maxSteps)
@@ -116,14 +119,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		o.Drops = drops
 		if o.Method == "shb-hand" && len(drops) == 0 {
-			o.Drops = []int{10, 20}
-			for len(o.Drops) > 0 && o.Drops[len(o.Drops)-1] >= o.Epochs {
-				o.Drops = o.Drops[:len(o.Drops)-1]
-			}
+			o.Drops = train.DefaultDrops(o.Epochs)
 		}
 		o.Sets = sets.pairs()
 		if err := o.Validate(); err != nil {
 			return err
+		}
+		for _, w := range o.Warnings() {
+			fmt.Fprintln(stderr, "warning: "+w)
 		}
 	}
 	opts := o
@@ -158,7 +161,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	res, err := train.Run(p, *out, *resume, *maxSteps, tr, val, test, progress, stderr)
+	// Ctrl-C or SIGTERM: finish the step, write the checkpoint, the logs
+	// and the figures; a second signal kills the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	fmt.Fprintf(stderr, "salsa train: writing to %s\n", *out)
+	res, err := train.Run(ctx, p, *out, *resume, *maxSteps, tr, val, test, progress, stderr)
+	stop()
+	if progress != nil {
+		fmt.Fprint(stderr, "\r\033[K") // the progress bar's line
+	}
 	if err != nil {
 		return err
 	}
@@ -168,7 +179,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if res.Stopped {
-		fmt.Fprintf(stdout, "stopped: steps=%d lr=%s seconds=%.1f (continue with: salsa train --resume --out %s)\n", res.Steps, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Seconds, *out)
+		why := "--max-steps"
+		if res.Interrupted {
+			why = "interrupted"
+		}
+		fmt.Fprintf(stdout, "stopped (%s): steps=%d lr=%s seconds=%.1f; checkpoint, logs and figures in %s (continue with: salsa train --resume --out %s)\n",
+			why, res.Steps, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Seconds, *out, *out)
 		return nil
 	}
 	metric := fmt.Sprintf("test_acc=%.4f", res.TestAcc)
@@ -177,5 +193,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "final: %s test_loss=%.4f lr=%s epochs=%d seconds=%.1f\n",
 		metric, res.TestLoss, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Epochs, res.Seconds)
+	fmt.Fprintf(stderr, "salsa train: outputs in %s\n", *out)
 	return nil
 }

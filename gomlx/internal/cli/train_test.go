@@ -32,7 +32,7 @@ func TestTrainMNISTResume(t *testing.T) {
 		t.Errorf("test_acc %s after one epoch", m[1])
 	}
 	code, stop, errs := run(t, "train", "--epochs", "1", "--out", b, "--max-steps", "150", "--no-plots")
-	if code != 0 || !strings.HasPrefix(stop, "stopped: steps=150") {
+	if code != 0 || !strings.HasPrefix(stop, "stopped (--max-steps): steps=150") {
 		t.Fatalf("exit %d: %q %s", code, stop, errs)
 	}
 	code, _, errs = run(t, "train", "--out", b, "--no-plots")
@@ -70,7 +70,7 @@ func TestTrainDownload(t *testing.T) {
 	root := t.TempDir()
 	code, out, errs := run(t, "train", "--data", root, "--download", "--mirror", good.URL+"/", "--max-steps", "5",
 		"--out", filepath.Join(root, "run"), "--no-plots")
-	if code != 0 || !strings.HasPrefix(out, "stopped: steps=5") {
+	if code != 0 || !strings.HasPrefix(out, "stopped (--max-steps): steps=5") {
 		t.Fatalf("exit %d: %q %s", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(root, "mnist", "t10k-labels-idx1-ubyte.gz")); err != nil {
@@ -117,6 +117,26 @@ func TestTrainFlagErrors(t *testing.T) {
 		code, _, errs := run(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
+
+// A flag error is one line and a hint on stderr (not the whole usage);
+// help goes to stdout; version names the modules and the build.
+func TestUsageAndVersion(t *testing.T) {
+	code, out, errs := run(t, "train", "--bogus")
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 2 || !strings.Contains(errs, "-bogus") ||
+		!strings.Contains(errs, "salsa help train") {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q: want 2 lines naming the flag and the help", code, out, errs)
+	}
+	code, out, errs = run(t, "help", "train")
+	if code != 0 || !strings.Contains(out, "usage: salsa train") || errs != "" {
+		t.Errorf("help train: exit %d, stdout %d bytes, stderr %q", code, len(out), errs)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, _ = run(t, args...)
+		if code != 0 || !strings.Contains(out, "github.com/gomlx/gomlx ") || !strings.Contains(out, "simd ") {
+			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -70,7 +71,7 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 				return p
 			}
 			full := t.TempDir()
-			want, err := Run(mk(), full, false, 0, c.train, c.val, c.test, nil, nil)
+			want, err := Run(context.Background(), mk(), full, false, 0, c.train, c.val, c.test, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 			}
 			for _, stop := range c.stops {
 				dir := t.TempDir()
-				r, err := Run(mk(), dir, false, stop, c.train, c.val, c.test, nil, nil)
+				r, err := Run(context.Background(), mk(), dir, false, stop, c.train, c.val, c.test, nil, nil)
 				if err != nil || !r.Stopped || r.Steps != stop {
 					t.Fatalf("stop at %d: %+v, %v", stop, r, err)
 				}
@@ -97,7 +98,7 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Run(&ck.Plan, dir, true, 0, c.train, c.val, c.test, nil, nil)
+				got, err := Run(context.Background(), &ck.Plan, dir, true, 0, c.train, c.val, c.test, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -141,14 +141,41 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--batch %d: must be ≥ 1 (or 0 for the model's default, %d for %s)", o.Batch, m.Batch, o.Model)
 	}
 	for i, d := range o.Drops {
-		if d < 1 || d >= o.Epochs || (i > 0 && d <= o.Drops[i-1]) {
-			return fmt.Errorf("--drops %v: epochs must be strictly increasing in [1, %d)", o.Drops, o.Epochs)
+		if d < 1 {
+			return fmt.Errorf("--drops %v: epoch %d: a cut comes after an epoch ≥ 1", o.Drops, d)
+		}
+		if i > 0 && d <= o.Drops[i-1] {
+			return fmt.Errorf("--drops %v: the epochs must be strictly increasing (%d after %d)", o.Drops, d, o.Drops[i-1])
 		}
 	}
 	if len(o.Drops) > 0 && o.Method != "shb-hand" {
 		return fmt.Errorf("--drops applies to --method shb-hand only (got %s)", o.Method)
 	}
 	return nil
+}
+
+// Warnings lists what the options allow but will not do: cuts after the
+// last epoch (as PyTorch's MultiStepLR allows milestones past the end).
+func (o *Options) Warnings() []string {
+	var w []string
+	for _, d := range o.Drops {
+		if d >= o.Epochs {
+			w = append(w, fmt.Sprintf("--drops: the cut after epoch %d never happens in a run of --epochs %d", d, o.Epochs))
+		}
+	}
+	return w
+}
+
+// DefaultDrops are shb-hand's cuts when --drops is not given: after one and
+// two thirds of the epochs (10 and 20 of 30), those that are ≥ 1.
+func DefaultDrops(epochs int) []int {
+	var d []int
+	for _, e := range []int{epochs / 3, 2 * epochs / 3} {
+		if e >= 1 && e < epochs && (len(d) == 0 || e > d[len(d)-1]) {
+			d = append(d, e)
+		}
+	}
+	return d
 }
 
 // setKeys are the --set keys of the direction and the data, with their help.
@@ -216,6 +243,9 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	for _, kv := range o.Sets {
 		k, v := kv[0], kv[1]
 		if _, ok := setKeys[k]; !ok {
+			if !slices.Contains(schedule.Keys(), k) {
+				return nil, fmt.Errorf("--set %s: unknown key; the keys are %s", k, strings.Join(SortedSetKeys(), ", "))
+			}
 			sched = append(sched, kv)
 			continue
 		}
@@ -320,6 +350,10 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		if err := cfg.Set(kv[0], kv[1]); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.SSLS.SearchAlong == schedule.AlongD {
+		return nil, fmt.Errorf("--set ls_dir=d: the engines search along g only (statopt's ls_dir='g'); " +
+			"a program that drives the scheduler itself can search along d")
 	}
 	p.Schedule = cfg
 	p.Scheduler = map[string]string{"shb-hand": "cut", "adam-warmup": "warmup"}[o.Method]

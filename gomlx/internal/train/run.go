@@ -7,6 +7,7 @@ package train
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
@@ -182,12 +183,17 @@ type Result struct {
 	TestLoss, TestAcc float64
 	TestPPL           float64 // language models: exp(TestLoss); NaN otherwise
 	Seconds           float64
-	Stopped           bool // stopped by --max-steps before the last epoch
+	Stopped           bool // stopped by --max-steps or ctx before the last epoch, checkpoint written
+	Interrupted       bool // stopped because ctx was done (a signal)
 }
 
 // Run trains according to p from scratch, or from the checkpoint in out when
 // resume is true. progress, if not nil, is called after each step.
-func Run(p *Plan, out string, resume bool, maxSteps int, train, val, test *Split, progress func(epoch, pos int, res schedule.Result, loss float64), log io.Writer) (*Result, error) {
+//
+// When ctx is done (Ctrl-C), Run finishes the step in progress, writes the
+// checkpoint and the logs, and returns a Result with Stopped and
+// Interrupted set.
+func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, train, val, test *Split, progress func(epoch, pos int, res schedule.Result, loss float64), log io.Writer) (*Result, error) {
 	if train == nil || test == nil {
 		return nil, errors.New("train: the dataset needs a training and a test split")
 	}
@@ -258,12 +264,14 @@ func Run(p *Plan, out string, resume bool, maxSteps int, train, val, test *Split
 			}
 		}
 		for ; ck.Pos < spe; ck.Pos++ {
-			if maxSteps > 0 && ck.Step >= maxSteps {
+			interrupted := ctx.Err() != nil
+			if interrupted || maxSteps > 0 && ck.Step >= maxSteps {
 				ck.Seconds = time.Since(start).Seconds()
 				if err := save(); err != nil {
 					return nil, err
 				}
-				return &Result{Epochs: ck.Epoch - 1, Steps: ck.Step, LR: sched.LR(), Seconds: ck.Seconds, Stopped: true}, nil
+				return &Result{Epochs: ck.Epoch - 1, Steps: ck.Step, LR: sched.LR(), Seconds: ck.Seconds, Stopped: true,
+					Interrupted: interrupted}, nil
 			}
 			k := ck.Step + 1
 			b := Batch{Chunk: ck.Pos, Epoch: ck.Epoch, Step: k}
@@ -275,11 +283,7 @@ func Run(p *Plan, out string, resume bool, maxSteps int, train, val, test *Split
 			st, err := eng.Step(sched, b)
 			if err != nil {
 				sched.Abort()
-				if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
-					return nil, fmt.Errorf("step %d (epoch %d): the training loss is %v: stopping; the last good checkpoint (step %d) in %s is intact",
-						k, ck.Epoch, st.Loss, lastGood(ck), out)
-				}
-				return nil, fmt.Errorf("step %d (epoch %d): %w; the last good checkpoint (step %d) in %s is intact", k, ck.Epoch, err, lastGood(ck), out)
+				return nil, stepFailure(out, ck, k, st.Loss, err)
 			}
 			ck.Step = k
 			ck.LossSum += st.Loss
@@ -355,7 +359,25 @@ func (ck *Checkpoint) count(evs []schedule.Event) {
 	}
 }
 
-func lastGood(ck *Checkpoint) int { return ck.Saved }
+// stepFailure writes the logs of the steps made before step k failed
+// (epochs.csv, steps.csv.gz, events.csv: the blow-up can be plotted), leaves
+// checkpoint.gob as it was, and returns an error that names the step, the
+// files that exist and what to try.
+func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) error {
+	what := err.Error()
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		what = fmt.Sprintf("the training loss is %v", loss)
+	}
+	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
+	if werr := writeOutputs(out, ck); werr != nil {
+		logs = "writing the logs failed too: " + werr.Error()
+	}
+	ckpt := "no checkpoint was written before it (the first is written at the end of epoch 1)"
+	if _, serr := os.Stat(filepath.Join(out, "checkpoint.gob")); serr == nil {
+		ckpt = fmt.Sprintf("the checkpoint of step %d in %s is intact (salsa train --resume --out %s)", ck.Saved, out, out)
+	}
+	return fmt.Errorf("step %d (epoch %d): %s: stopping; %s; %s. Try a smaller --lr0, or another --method", k, ck.Epoch, what, logs, ckpt)
+}
 
 // writeOutputs rewrites epochs.csv, steps.csv.gz and events.csv from the
 // checkpoint's rows, atomically, so that a resumed run's files are those of

@@ -2,12 +2,17 @@ package train
 
 import (
 	"bytes"
+	"compress/gzip"
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/trace"
 )
 
 // synth makes a small separable-ish 3-class problem.
@@ -79,7 +84,7 @@ func TestResumeIsBitExact(t *testing.T) {
 				val = &Split{X: train.X[p.NTrain*train.Dim:], Y: train.Y[p.NTrain:], Dim: train.Dim, Labels: 3}
 			}
 			full := t.TempDir()
-			want, err := Run(plan(t, method, n, p.Options.Sets...), full, false, 0, tr, val, test, nil, nil)
+			want, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), full, false, 0, tr, val, test, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +98,7 @@ func TestResumeIsBitExact(t *testing.T) {
 			t.Logf("%s: %d steps, %d events, %d drops", method, want.Steps, len(ckWant.Events), ckWant.Drops)
 			for _, stop := range []int{7, p.StepsPerEpoch, 2*p.StepsPerEpoch + 3} {
 				dir := t.TempDir()
-				r, err := Run(plan(t, method, n, p.Options.Sets...), dir, false, stop, tr, val, test, nil, nil)
+				r, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), dir, false, stop, tr, val, test, nil, nil)
 				if err != nil || !r.Stopped || r.Steps != stop {
 					t.Fatalf("stop at %d: %+v, %v", stop, r, err)
 				}
@@ -101,7 +106,7 @@ func TestResumeIsBitExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Run(&ck.Plan, dir, true, 0, tr, val, test, nil, nil)
+				got, err := Run(context.Background(), &ck.Plan, dir, true, 0, tr, val, test, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,23 +133,85 @@ func TestResumeIsBitExact(t *testing.T) {
 // loss is not finite, names it, and leaves the last checkpoint as it was.
 func TestNaNStopsAndKeepsCheckpoint(t *testing.T) {
 	train, test := synth(640, 24, 1), synth(200, 24, 2)
-	dir := t.TempDir()
-	// One epoch at a sane rate first, so that a checkpoint exists.
+	ctx := context.Background()
+	// A run that blows up in its first epoch: no checkpoint yet, the logs
+	// of the steps before the failure are written.
 	sane := plan(t, "shb-hand", train.N())
-	if _, err := Run(sane, dir, false, sane.StepsPerEpoch, train, nil, test, nil, nil); err != nil {
-		t.Fatal(err)
+	hot := *sane
+	hot.Schedule.Cut.LR0, hot.Schedule.Cut.DropSteps = 1e38, nil
+	dir := t.TempDir()
+	_, err := Run(ctx, &hot, dir, false, 0, train, nil, test, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "step ") || !strings.Contains(err.Error(), "the training loss is") ||
+		!strings.Contains(err.Error(), "no checkpoint was written") || !strings.Contains(err.Error(), "smaller --lr0") {
+		t.Fatalf("err = %v, want the step, the non-finite loss, that no checkpoint exists and what to try", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "checkpoint.gob")); err == nil {
+		t.Error("a checkpoint was written by a failed run")
+	}
+	// A run stopped at step 5, resumed on data that makes the loss
+	// infinite: the checkpoint of step 5 stays byte for byte, the message
+	// names it, and steps.csv.gz holds the 5 good steps.
+	dir = t.TempDir()
+	if r, err := Run(ctx, sane, dir, false, 5, train, nil, test, nil, nil); err != nil || !r.Stopped {
+		t.Fatal(r, err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "checkpoint.gob"))
-	ck, _ := ReadCheckpoint(dir)
-	ck.Plan.Schedule.Cut.LR0 = 1e38
-	ck.Plan.Schedule.Cut.DropSteps = nil
-	_, err := Run(&ck.Plan, t.TempDir(), false, 0, train, nil, test, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "the training loss is") || !strings.Contains(err.Error(), "step ") {
-		t.Fatalf("err = %v, want the step and the non-finite loss named", err)
+	bad := *train
+	bad.X = append([]float32(nil), train.X...)
+	for i := range bad.X {
+		bad.X[i] *= 1e36
+	}
+	_, err = Run(ctx, sane, dir, true, 0, &bad, nil, test, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "step 6 ") || !strings.Contains(err.Error(), "checkpoint of step 5") {
+		t.Fatalf("err = %v, want step 6 and the checkpoint of step 5 named", err)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "checkpoint.gob"))
 	if !bytes.Equal(before, after) {
 		t.Error("the checkpoint changed")
+	}
+	f, err := os.Open(filepath.Join(dir, "steps.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := trace.ReadTrace(zr)
+	if err != nil || len(rows) != 5 {
+		t.Errorf("steps.csv.gz: %d rows (%v), want the 5 good steps", len(rows), err)
+	}
+}
+
+// An interrupted run (ctx done: Ctrl-C) finishes its step, writes a
+// checkpoint, and resumes to the same end as an uninterrupted one.
+func TestInterruptWritesCheckpoint(t *testing.T) {
+	train, test := synth(640, 24, 1), synth(200, 24, 2)
+	p := plan(t, "salsa", train.N())
+	full := t.TempDir()
+	want, err := Run(context.Background(), p, full, false, 0, train, nil, test, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	steps := 0
+	r, err := Run(ctx, plan(t, "salsa", train.N()), dir, false, 0, train, nil, test, func(int, int, schedule.Result, float64) {
+		if steps++; steps == 30 {
+			cancel()
+		}
+	}, nil)
+	if err != nil || !r.Stopped || !r.Interrupted || r.Steps != 30 {
+		t.Fatalf("interrupted run: %+v, %v; want stopped at step 30", r, err)
+	}
+	ck, err := ReadCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(context.Background(), &ck.Plan, dir, true, 0, train, nil, test, nil, nil)
+	if err != nil || got.TestLoss != want.TestLoss || got.Steps != want.Steps {
+		t.Fatalf("resumed: %+v, %v; uninterrupted %+v", got, err, want)
 	}
 }
 
@@ -167,13 +234,24 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.LR0 = -1 }, "--lr0 -1: must be finite and > 0"},
 		{func(o *Options) { o.Epochs = 0 }, "--epochs 0: must be ≥ 1"},
 		{func(o *Options) { o.Batch = -1 }, "--batch -1: must be ≥ 1 (or 0 for the model's default, 128 for logreg)"},
-		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{2, 1} }, "--drops [2 1]: epochs must be strictly increasing in [1, 3)"},
+		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{2, 1} }, "--drops [2 1]: the epochs must be strictly increasing (1 after 2)"},
+		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{0} }, "--drops [0]: epoch 0: a cut comes after an epoch ≥ 1"},
+		{func(o *Options) { o.Sets = [][2]string{{"ls_dir", "d"}} }, "--set ls_dir=d: the engines search along g only"},
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
 		{func(o *Options) { o.Sets = [][2]string{{"theta", "2"}} }, "SASAPlusConfig.Theta = 2: must be in (0, 1]"},
-		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key"},
+		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, decay, delta"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "x"}} }, "--set wd=x: not a finite number"},
 		{func(o *Options) { o.Batch = 1000 }, "--batch 1000: must be ≤ the 640 training examples"},
+	}
+	// A cut past the budget is allowed, with a warning (as MultiStepLR).
+	late := base
+	late.Method, late.Drops = "shb-hand", []int{2, 5}
+	if _, err := NewPlan(late, 640); err != nil {
+		t.Errorf("--drops 2,5 --epochs 3: %v", err)
+	}
+	if w := late.Warnings(); len(w) != 1 || !strings.Contains(w[0], "after epoch 5 never happens") {
+		t.Errorf("--drops 2,5 --epochs 3: warnings %q", w)
 	}
 	for _, c := range cases {
 		o := base
