@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,12 +84,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 		fmt.Fprintln(w, "\n--set keys:")
 		keys := train.SetKeys()
-		names := make([]string, 0, len(keys))
-		for k := range keys {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range train.SortedSetKeys() {
 			fmt.Fprintf(w, "  %-16s %s\n", k, keys[k])
 		}
 	}

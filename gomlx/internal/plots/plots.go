@@ -311,10 +311,7 @@ func accPlot(r *run) *plot.Plot {
 		return nil
 	}
 	p := newPlot("Test accuracy — "+r.legend(), "epoch", "test accuracy (fraction)")
-	l, sc, _ := plotter.NewLinePoints(pts)
-	l.LineStyle = lineStyle(plotutil.Color(0), 1.5, nil)
-	sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: 2.5, Shape: draw.CircleGlyph{}}
-	p.Add(l, sc)
+	addEpochLine(p, pts)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, q := range pts {
 		lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
@@ -342,12 +339,17 @@ func pplPlot(r *run) *plot.Plot {
 	}
 	pts := series(ex, ppl, true)
 	p := newPlot("Test perplexity — "+r.legend(), "epoch", "test perplexity (log scale)")
+	addEpochLine(p, pts)
+	logY(p, ppl)
+	return p
+}
+
+// addEpochLine draws a per-epoch series as a line with a dot at each epoch.
+func addEpochLine(p *plot.Plot, pts plotter.XYs) {
 	l, sc, _ := plotter.NewLinePoints(pts)
 	l.LineStyle = lineStyle(plotutil.Color(0), 1.5, nil)
 	sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: 2.5, Shape: draw.CircleGlyph{}}
 	p.Add(l, sc)
-	logY(p, ppl)
-	return p
 }
 
 // statsPlots builds the three rows of the statistics figure: (a) Δ_k per
