@@ -1,11 +1,11 @@
 // Package direction computes the stochastic search directions d_k of the
-// paper's update x_{k+1} = x_k − α_k d_k (eq. eqn:sgm-general) on flat slices,
+// paper's update x_{k+1} = x_k − α_k d_k (eq. (2)) on flat slices,
 // kept apart from the step size α_k as in optax: the caller applies
 // x ← x − α·d, e.g. with [Update].
 //
-// [QHM] covers SGD (eq. eqn:d-sgd), the dampened stochastic heavy ball
-// (eq. eqn:d-shb), Nesterov momentum (eq. eqn:d-nes) and quasi-hyperbolic
-// momentum (eq. eqn:d-qhm), with the operation order of statopt 0.2. [Adam]
+// [QHM] covers SGD (eq. (3)), the dampened stochastic heavy ball
+// (eq. (4)), Nesterov momentum (eq. (5)) and quasi-hyperbolic
+// momentum (eq. (7)), with the operation order of statopt 0.2. [Adam]
 // is the Adam/AdamW baseline.
 //
 // Every [Direction.Compute] validates its arguments before it changes

@@ -6,7 +6,7 @@ import (
 )
 
 // QHMConfig configures the quasi-hyperbolic momentum family (paper eq.
-// eqn:d-qhm), statopt's momentum=β, qhm_nu=ν and weight_decay=wd.
+// (7)), statopt's momentum=β, qhm_nu=ν and weight_decay=wd.
 type QHMConfig struct {
 	Beta        float64 // β in [0, 1)
 	Nu          float64 // ν in [0, 1]
@@ -27,22 +27,22 @@ func (c QHMConfig) Validate() error {
 // sgd reports whether the configuration reduces to SGD (β = 0 or ν = 0).
 func (c QHMConfig) sgd() bool { return c.Beta == 0 || c.Nu == 0 }
 
-// QHM is the quasi-hyperbolic momentum direction of paper eq. eqn:d-qhm
+// QHM is the quasi-hyperbolic momentum direction of paper eq. (7)
 // (Ma & Yarats 2019):
 //
 //	h_k = β h_{k−1} + (1−β) g_k,   h_{−1} = 0
 //	d_k = (1−ν) g_k + ν h_k
 //
-// Special cases, as stated after eq. eqn:d-qhm:
+// Special cases, as stated after eq. (7):
 //
-//   - ν = 0 or β = 0: SGD, d_k = g_k (eq. eqn:d-sgd). No buffer is allocated
+//   - ν = 0 or β = 0: SGD, d_k = g_k (eq. (3)). No buffer is allocated
 //     and d is a bitwise copy of g.
 //   - ν = 1: dampened stochastic heavy ball, d_k = (1−β) g_k + β d_{k−1}
-//     (eq. eqn:d-shb), since then d_k = h_k.
-//   - ν = β: Nesterov momentum (eq. eqn:d-nes) with the learning rate
+//     (eq. (4)), since then d_k = h_k.
+//   - ν = β: Nesterov momentum (eq. (5)) with the learning rate
 //     α_QHM = α_NAG/(1−β), the QHM iterate being NAG's look-ahead point.
 //
-// Derivation of the Nesterov case. NAG (eq. eqn:d-nes, constant α, β) is
+// Derivation of the Nesterov case. NAG (eq. (5), constant α, β) is
 // x_{k+1} = x_k − α d_k with d_k = ∇f(y_k) + β d_{k−1}, d_{−1} = 0, where
 // y_k = x_k − αβ d_{k−1} is the look-ahead point (y_0 = x_0). Then
 //

@@ -50,7 +50,7 @@ func grad[T Float](q *quad, x []T, k int) []T {
 }
 
 // TestQHMSGD: ν = 0 (any β) and β = 0 (any ν) give d = g bitwise, with no
-// momentum buffer (eq. eqn:d-sgd).
+// momentum buffer (eq. (3)).
 func TestQHMSGD(t *testing.T) {
 	for _, cfg := range []QHMConfig{
 		{Beta: 0.9, Nu: 0}, {Beta: 0.5, Nu: 0, WeightDecay: 1e-3},
@@ -72,7 +72,7 @@ func TestQHMSGD(t *testing.T) {
 	}
 }
 
-// TestQHMHeavyBall: ν = 1 is the dampened heavy ball of eq. eqn:d-shb,
+// TestQHMHeavyBall: ν = 1 is the dampened heavy ball of eq. (4),
 // d_k = (1−β) g_k + β d_{k−1}, written literally; trajectories agree bitwise.
 func TestQHMHeavyBall(t *testing.T) {
 	t.Run("float32", func(t *testing.T) { testHeavyBall[float32](t) })
@@ -107,7 +107,7 @@ func testHeavyBall[T Float](t *testing.T) {
 	}
 }
 
-// TestQHMNesterov runs NAG (eq. eqn:d-nes) literally, with the gradient at
+// TestQHMNesterov runs NAG (eq. (5)) literally, with the gradient at
 // the look-ahead point y_k = x_k − αβ d_{k−1}, and QHM with ν = β and
 // α_QHM = α_NAG/(1−β) on the same noisy quadratic. Per the derivation on
 // [QHM], the QHM iterate equals y_k and NAG's x_k = y_k + α_QHM β h_{k−1}.

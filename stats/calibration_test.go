@@ -50,7 +50,7 @@ var refCoverage = map[[2]float64]map[VarianceMethod]float64{
 }
 
 // TestCalibration checks that the BM and OLBM 95% intervals (eq.
-// eqn:confi-interval) cover the true mean of AR(1) noise, that the i.i.d.
+// (15)) cover the true mean of AR(1) noise, that the i.i.d.
 // interval under-covers, and records where BM's ⌊√N⌋ batches are too short
 // (ρ = 0.9, N = 1000: about 0.90). Bands are widened by 3 binomial SDs of the
 // trial count; every coverage must also agree with the reference run above

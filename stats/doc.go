@@ -5,16 +5,16 @@
 //   - [Window] is statopt's leaky bucket: after n pushes it holds the most
 //     recent N = ⌈θ·n⌉ samples (Algorithm 1, line "N ← ⌈θ(k−k_o)⌉").
 //   - [Mean] and [Std] give μ̂_N and σ̂_N of §2.2 with the i.i.d., batch-means
-//     (appendix A, eq. eqn:bm) or overlapping-batch-means (eq. eqn:olbm)
+//     (appendix A, eq. (22)) or overlapping-batch-means (eq. (23))
 //     estimator. BM uses statopt's dof q−1, not the p−1 of appendix A; with
 //     p = q = ⌊√N⌋ as the paper prescribes the two differ only when
 //     ⌊N/q⌋ > q.
 //   - [MeanInterval] is the (1−δ) confidence interval of E[Δ], eq.
-//     eqn:confi-interval; [Interval.Stationary] is SASA+'s test of Algorithm 1
-//     (0 ∈ μ̂_N ± ω_N, appendix B.2 eq. eqn:sasaplustest) with statopt's
+//     (15); [Interval.Stationary] is SASA+'s test of Algorithm 1
+//     (0 ∈ μ̂_N ± ω_N, appendix B.2 eq. (29)) with statopt's
 //     sign and composite checks; [Interval.Equivalent] is SASA's equivalence
-//     test (appendix B.1, eq. eqn:sasatest).
-//   - [SlopeTest] is the SLOPE test of §2.2 (eq. test:slope, appendix A
+//     test (appendix B.1, eq. (27)).
+//   - [SlopeTest] is the SLOPE test of §2.2 (eq. (16), appendix A
 //     "Slope test for linear regression") in the form of statopt's linregress.
 //   - [TQuantile] and [TCDF] are Student-t helpers on gonum's stat/distuv.
 //

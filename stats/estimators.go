@@ -5,13 +5,13 @@ import (
 	"math"
 )
 
-// VarianceMethod selects the estimator of σ̂_N in eq. eqn:confi-interval.
+// VarianceMethod selects the estimator of σ̂_N in eq. (15).
 type VarianceMethod int
 
 const (
 	IID  VarianceMethod = iota + 1 // sample variance, as if the Δ_k were independent
-	BM                             // batch means, appendix A eq. eqn:bm
-	OLBM                           // overlapping batch means, appendix A eq. eqn:olbm
+	BM                             // batch means, appendix A eq. (22)
+	OLBM                           // overlapping batch means, appendix A eq. (23)
 )
 
 // String returns statopt's var_mode name: "iid", "bm" or "olbm".
@@ -86,11 +86,11 @@ func isqrt(n int) int {
 // LeakyBucket.mean_std. mean must be Mean(w). With q = ⌊√N⌋:
 //
 //   - IID: sample standard deviation (ddof 1), dof = N−1; N ≥ 2.
-//   - BM (eq. eqn:bm): p = ⌊N/q⌋ disjoint batches of q samples from the start
+//   - BM (eq. (22)): p = ⌊N/q⌋ disjoint batches of q samples from the start
 //     of w (the last N−p·q samples are in no batch, but are in mean), batch
 //     means Y_j; σ̂ = √(q/(p−1))·‖Y − mean‖ and dof = q−1 (statopt; appendix A
 //     says p−1); N ≥ 4.
-//   - OLBM (eq. eqn:olbm): Y_j = mean(w[j:j+q]), j = 0…N−q, M = N−q+1;
+//   - OLBM (eq. (23)): Y_j = mean(w[j:j+q]), j = 0…N−q, M = N−q+1;
 //     σ̂ = √(q·N/(M(M−1)))·‖Y − mean‖, dof = N−q; N ≥ 2.
 //
 // Each is O(N). It is an error if the method is unknown, N is below the

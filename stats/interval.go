@@ -8,7 +8,7 @@ import (
 )
 
 // Interval is the (1−δ) confidence interval μ̂_N ± ω_N of E[Δ], eq.
-// eqn:confi-interval, with ω_N = σ̂_N·t*_{1−δ/2, dof}/√N.
+// (15), with ω_N = σ̂_N·t*_{1−δ/2, dof}/√N.
 type Interval struct {
 	N         int     // window length
 	Mean, Std float64 // μ̂_N and σ̂_N
@@ -81,7 +81,7 @@ func (iv Interval) Stationary(signCheck, composite bool) bool {
 }
 
 // Equivalent is SASA's equivalence test (Lang et al. 2019; appendix B.1 eq.
-// eqn:sasatest): [Lower, Upper] ⊂ [−margin, margin], margin = ζ·ν̄_N. A
+// (27)): [Lower, Upper] ⊂ [−margin, margin], margin = ζ·ν̄_N. A
 // negative or NaN margin gives false.
 func (iv Interval) Equivalent(margin float64) bool {
 	return -margin <= iv.Lower && iv.Upper <= margin

@@ -16,7 +16,7 @@ type SlopeResult struct {
 	Decreasing bool    // Prob < δ: the null c_1 ≥ 0 is rejected, keep the learning rate
 }
 
-// SlopeTest is the SLOPE test of §2.2 (eq. test:slope; appendix A, "Slope
+// SlopeTest is the SLOPE test of §2.2 (eq. (16); appendix A, "Slope
 // test for linear regression") on the losses y at abscissae x_i = x0 + i,
 // computed as statopt's linregress (scipy.stats.linregress of that era): with
 // population (1/N) covariances, r = cov_xy/√(cov_xx·cov_yy) clipped to

@@ -354,8 +354,8 @@ func addEpochLine(p *plot.Plot, pts plotter.XYs) {
 
 // statsPlots builds the three rows of the statistics figure: (a) Δ_k per
 // step, (b) the window mean and its (1−δ) interval at each test (eq.
-// eqn:confi-interval), (c) σ̂_N of the window by the i.i.d., BM (eq. eqn:bm)
-// and OLBM (eq. eqn:olbm) estimators.
+// (15)), (c) σ̂_N of the window by the i.i.d., BM (eq. (22))
+// and OLBM (eq. (23)) estimators.
 func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 	var ps [3]*plot.Plot
 	var tests []schedule.Event
