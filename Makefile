@@ -9,7 +9,7 @@ GO_CORE := GOTOOLCHAIN=$(or $(CORE_TOOLCHAIN),auto) go
 ## mnist: the main job: MNIST logistic regression trained by SALSA, offline,
 ## from the copy of MNIST in data/mnist; outputs and figures in runs/mnist-salsa.
 mnist:
-	rm -rf runs/mnist-salsa
+	@if [ -d runs/mnist-salsa ]; then echo "make mnist: replacing the previous run in runs/mnist-salsa"; rm -rf runs/mnist-salsa; fi
 	cd gomlx && $(GOMLX_ENV) go run ./cmd/salsa train --dataset mnist --model logreg --method salsa --out ../runs/mnist-salsa $(ARGS)
 
 ## test: everything CI runs: formatting, vet, and the tests of both modules.
