@@ -132,21 +132,27 @@ func due(w *stats.Window, k, nmin, ktest int) bool {
 	return w.Len() > nmin && k%ktest == 0
 }
 
-// observe pushes Δ_k and runs the test if it is due.
-func (m *stationarity) observe(k int, delta float64) (ev Event, tested bool, err error) {
-	if err := m.w.Push(delta); err != nil {
-		return Event{}, false, err
+// observe pushes Δ_k and runs the test if it is due, writing its event into
+// *ev (a pointer: the event is large and most steps do not test). On error the
+// window is as it was; on success the push can still be taken back with the
+// undo.
+func (m *stationarity) observe(k int, delta float64, ev *Event) (tested bool, u undoPush, err error) {
+	u, err = push(m.w, delta)
+	if err != nil {
+		return false, undoPush{}, err
 	}
 	if !due(m.w, k, m.nmin, m.ktest) {
-		return Event{}, false, nil
+		return false, u, nil
 	}
 	iv, err := stats.MeanInterval(m.w.Values(), m.variance, m.delta)
 	if err != nil {
-		return Event{}, false, fmt.Errorf("schedule: step %d: %w", k, err)
+		u.undo()
+		return false, undoPush{}, fmt.Errorf("schedule: step %d: %w", k, err)
 	}
-	return Event{Step: k, Kind: KindTest, Count: iv.N, Mean: iv.Mean, Lower: iv.Lower, Upper: iv.Upper,
+	*ev = Event{Step: k, Kind: KindTest, Count: iv.N, Mean: iv.Mean, Lower: iv.Lower, Upper: iv.Upper,
 		Mean1: iv.Mean1, Mean2: iv.Mean2, Std: iv.Std, Dof: iv.Dof,
-		Stationary: iv.Stationary(m.signCheck, m.composite), Composite: m.composite}, true, nil
+		Stationary: iv.Stationary(m.signCheck, m.composite), Composite: m.composite}
+	return true, u, nil
 }
 
 // reset starts a new window after a drop and ends the composite rule.
@@ -169,18 +175,68 @@ func newSlopeMonitor(c SlopeConfig) *slopeMonitor {
 }
 
 // observe pushes the loss of step k and runs the test if it is due. The
-// abscissa of the window is total−N … total−1, as statopt's linregress.
-func (m *slopeMonitor) observe(k int, loss float64) (ev Event, tested bool, err error) {
-	if err := m.w.Push(loss); err != nil {
-		return Event{}, false, err
+// abscissa of the window is total−N … total−1, as statopt's linregress. On
+// error the window is as it was; on success the push can still be taken back
+// with the undo.
+func (m *slopeMonitor) observe(k int, loss float64) (ev Event, tested bool, u undoPush, err error) {
+	u, err = push(m.w, loss)
+	if err != nil {
+		return Event{}, false, undoPush{}, err
 	}
 	if !due(m.w, k, m.nmin, m.ktest) {
-		return Event{}, false, nil
+		return Event{}, false, u, nil
 	}
 	n := m.w.Len()
 	r, err := stats.SlopeTest(m.w.Values(), float64(m.w.Total()-n), m.delta)
 	if err != nil {
-		return Event{}, false, fmt.Errorf("schedule: step %d: %w", k, err)
+		u.undo()
+		return Event{}, false, undoPush{}, fmt.Errorf("schedule: step %d: %w", k, err)
 	}
-	return Event{Step: k, Kind: KindSlopeTest, Count: n, Slope: r.Slope, Prob: r.Prob, Decreasing: r.Decreasing}, true, nil
+	return Event{Step: k, Kind: KindSlopeTest, Count: n, Slope: r.Slope, Prob: r.Prob, Decreasing: r.Decreasing}, true, u, nil
+}
+
+// undoPush takes back one Push into a window. A Push forgets two things: the
+// number of pushes before it and the oldest sample when it leaked one; push
+// records them in O(1), so that End can push first, test, and still leave the
+// window exactly as it was when the test fails. undo rebuilds the window in
+// O(N), on the error path only. The zero value undoes nothing.
+type undoPush struct {
+	w      *stats.Window
+	total  int     // w.Total() before the push
+	leaked bool    // the push dropped the oldest sample
+	oldest float64 // that sample
+}
+
+// push pushes v into w and returns how to take the push back. On error w is
+// unchanged (stats.Window.Push checks v first).
+func push(w *stats.Window, v float64) (undoPush, error) {
+	u := undoPush{w: w, total: w.Total()}
+	n := w.Len()
+	if n > 0 {
+		u.oldest = w.Values()[0]
+	}
+	if err := w.Push(v); err != nil {
+		return undoPush{}, err
+	}
+	u.leaked = w.Len() == n
+	return u, nil
+}
+
+// undo restores the window as it was before the push. It must run before any
+// other change to the window.
+func (u undoPush) undo() {
+	if u.w == nil {
+		return
+	}
+	cur := u.w.Values()
+	vals := make([]float64, 0, len(cur))
+	if u.leaked {
+		vals = append(vals, u.oldest)
+	}
+	vals = append(vals, cur[:len(cur)-1]...)
+	w, err := stats.NewWindowFromState(stats.WindowState{Theta: u.w.Theta(), Total: u.total, Values: vals})
+	if err != nil { // the values and their count were those of a valid window
+		panic("schedule: undoing a window push: " + err.Error())
+	}
+	*u.w = *w
 }

@@ -105,6 +105,10 @@ func (s *SALSA) Abort() {
 // End closes the step. Before the switch the events come in statopt's order:
 // the SLOPE test and a SLOPE switch (decided on f(x_k), before the update),
 // then SASA+'s test, a drop and a stationarity switch.
+//
+// Everything that can fail runs first (the checks, both windows' pushes and
+// tests); the three parts commit together only then, so that an error leaves
+// SSLS, SASA+ and the SLOPE window as they were.
 func (s *SALSA) End(obs Observation) (Result, error) {
 	if s.switched {
 		res, err := s.plus.end(obs, true)
@@ -113,40 +117,36 @@ func (s *SALSA) End(obs Observation) (Result, error) {
 		}
 		return res, err
 	}
-	if !s.ssls.st.open || !s.ssls.ready {
-		if !s.ssls.st.open {
-			return Result{}, fmt.Errorf("%w: End at step %d without Begin", ErrPhase, s.Step()+1)
-		}
-		return Result{}, fmt.Errorf("%w: End at step %d while a trial is outstanding", ErrPhase, s.Step()+1)
+	if err := s.ssls.checkEnd(obs); err != nil {
+		return Result{}, err
 	}
 	lr := s.ssls.pend
-	if _, err := s.plus.st.checkEnd(obs, lr); err != nil { // check before committing anything
+	var p plusStep
+	if err := s.plus.prepare(obs, lr, &p); err != nil { // SASA+ observes this step at SSLS's α_k
 		return Result{}, err
 	}
-	loss := s.ssls.st.loss
-	r1, err := s.ssls.End(obs)
-	if err != nil {
-		return Result{}, err
-	}
-	k := r1.Step
-	var evs []Event
+	k := p.k
+	var slopeEv Event
+	var slopeTested bool
 	if !s.cfg.NoSlopeSwitch {
-		ev, tested, err := s.slope.observe(k, loss)
+		var err error
+		slopeEv, slopeTested, _, err = s.slope.observe(k, s.ssls.st.loss)
 		if err != nil {
+			p.undo.undo()
 			return Result{}, err
 		}
-		if tested {
-			evs = append(evs, ev)
-			if !ev.Decreasing {
-				evs = append(evs, s.switchNow(k, "slope"))
-			}
+	}
+
+	// Commit: nothing below fails.
+	r1 := s.ssls.commit()
+	var evs []Event
+	if slopeTested {
+		evs = append(evs, slopeEv)
+		if !slopeEv.Decreasing {
+			evs = append(evs, s.switchNow(k, "slope"))
 		}
 	}
-	s.plus.lr = lr
-	r2, err := s.plus.end(obs, !s.cfg.NoStationaritySwitch)
-	if err != nil {
-		return Result{}, err
-	}
+	r2 := s.plus.commit(&p, !s.cfg.NoStationaritySwitch)
 	evs = append(evs, r2.Events...)
 	if n := len(r2.Events); n > 0 && r2.Events[n-1].Kind == KindDrop && !s.switched {
 		evs = append(evs, s.switchNow(k, "stationarity"))
@@ -203,12 +203,18 @@ func (s *SALSA) SetState(st SALSAState) error {
 	if err != nil {
 		return err
 	}
-	if err := s.ssls.SetState(st.SSLS); err != nil {
+	// Set both parts on copies and commit them together, so that an invalid
+	// SASAPlus state does not leave SSLS replaced.
+	ssls := *s.ssls
+	if err := ssls.SetState(st.SSLS); err != nil {
 		return err
 	}
-	if err := s.plus.SetState(st.SASAPlus); err != nil {
+	plus, m := *s.plus, *s.plus.m
+	plus.m = &m
+	if err := plus.SetState(st.SASAPlus); err != nil {
 		return err
 	}
+	*s.ssls, *s.plus = ssls, plus
 	s.slope.w = w
 	s.switched, s.reason, s.at = st.Switched, st.Reason, st.SwitchStep
 	return nil

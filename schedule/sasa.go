@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/salsaopt/salsa/stats"
 )
@@ -66,19 +67,36 @@ func (s *SASA) End(obs Observation) (Result, error) {
 	}
 	k := s.st.k + 1
 	res := Result{Step: k, LR: s.lr}
-	if err := s.w.Push(delta); err != nil {
+	// Push first and test, then commit: a failed test takes the pushes back.
+	uw, err := push(s.w, delta)
+	if err != nil {
 		return Result{}, err
 	}
-	_ = s.nu.Push(obs.D2 * (0.5 * s.lr)) // finite: checked with Δ
-	s.st.commit()
-	if due(s.w, k, s.cfg.NMin, s.cfg.KTest) {
+	un, err := push(s.nu, obs.D2*(0.5*s.lr)) // finite: checked with Δ
+	if err != nil {
+		uw.undo()
+		return Result{}, err
+	}
+	var ev Event
+	tested := due(s.w, k, s.cfg.NMin, s.cfg.KTest)
+	if tested {
 		iv, err := stats.MeanInterval(s.w.Values(), s.cfg.Variance, s.cfg.Delta)
 		if err != nil {
+			un.undo()
+			uw.undo()
 			return Result{}, fmt.Errorf("schedule: step %d: %w", k, err)
 		}
 		margin := s.cfg.Zeta * stats.Mean(s.nu.Values())
-		ev := Event{Step: k, Kind: KindEquivalenceTest, Count: iv.N, Mean: iv.Mean, Lower: iv.Lower, Upper: iv.Upper,
+		if math.IsInf(margin, 0) {
+			un.undo()
+			uw.undo()
+			return Result{}, fmt.Errorf("schedule: step %d: the equivalence margin ζ·ν̄ overflows (ζ = %v, N = %d)", k, s.cfg.Zeta, s.nu.Len())
+		}
+		ev = Event{Step: k, Kind: KindEquivalenceTest, Count: iv.N, Mean: iv.Mean, Lower: iv.Lower, Upper: iv.Upper,
 			Mean1: iv.Mean1, Mean2: iv.Mean2, Std: iv.Std, Dof: iv.Dof, Margin: margin, Stationary: iv.Equivalent(margin)}
+	}
+	s.st.commit()
+	if tested {
 		res.Events = append(res.Events, ev)
 		if ev.Stationary && k > s.cfg.Warmup {
 			res.Events = append(res.Events, s.drop(k, "stationarity"))

@@ -65,26 +65,52 @@ func (s *SASAPlus) End(obs Observation) (Result, error) {
 
 // end closes the step; allowDrop false runs the test but never drops.
 func (s *SASAPlus) end(obs Observation, allowDrop bool) (Result, error) {
-	delta, err := s.st.checkEnd(obs, s.lr)
-	if err != nil {
+	var p plusStep
+	if err := s.prepare(obs, s.lr, &p); err != nil {
 		return Result{}, err
 	}
-	k := s.st.k + 1
-	res := Result{Step: k, LR: s.lr}
-	ev, tested, err := s.m.observe(k, delta)
+	return s.commit(&p, allowDrop), nil
+}
+
+// plusStep is an End of SASA+ computed but not yet committed: Δ_k is in the
+// window (undo takes it back) and the test, if due, has run. It is passed by
+// pointer: the event is large.
+type plusStep struct {
+	k      int
+	lr     float64 // α_k
+	tested bool
+	ev     Event
+	undo   undoPush
+}
+
+// prepare checks the observation of the open step with learning rate lr,
+// pushes Δ_k and runs the test if it is due, into *p. On error nothing has
+// changed; on success the caller either commits the step or calls
+// p.undo.undo().
+func (s *SASAPlus) prepare(obs Observation, lr float64, p *plusStep) error {
+	delta, err := s.st.checkEnd(obs, lr)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
+	p.k, p.lr = s.st.k+1, lr
+	p.tested, p.undo, err = s.m.observe(p.k, delta, &p.ev)
+	return err
+}
+
+// commit closes the step prepared in p; it cannot fail.
+func (s *SASAPlus) commit(p *plusStep, allowDrop bool) Result {
 	s.st.commit()
-	if tested {
-		res.Events = append(res.Events, ev)
-		if allowDrop && ev.Stationary && k > s.cfg.Warmup {
-			res.Events = append(res.Events, s.drop(k, "stationarity"))
+	s.lr = p.lr
+	res := Result{Step: p.k, LR: p.lr}
+	if p.tested {
+		res.Events = append(res.Events, p.ev)
+		if allowDrop && p.ev.Stationary && p.k > s.cfg.Warmup {
+			res.Events = append(res.Events, s.drop(p.k, "stationarity"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}
 	}
 	res.NextLR = s.lr
-	return res, nil
+	return res
 }
 
 func (s *SASAPlus) drop(k int, reason string) Event {

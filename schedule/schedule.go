@@ -33,6 +33,12 @@
 // +Inf, which is the overflow of a too-long step and counts as a failed
 // Armijo test. Calls out of order (End before Begin, Trial when no trial was
 // asked for) return [ErrPhase].
+//
+// Every call is atomic, errors found after the input checks included: when
+// a test's statistics overflow float64 (finite but huge losses or Δ, whose
+// squares are +Inf), End returns the error and leaves the state as it was
+// before the call, with the step still open: the caller may call End again
+// with another observation, or Abort.
 package schedule
 
 import (

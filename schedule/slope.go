@@ -58,7 +58,7 @@ func (s *Slope) End(obs Observation) (Result, error) {
 	}
 	k := s.st.k + 1
 	res := Result{Step: k, LR: s.lr}
-	ev, tested, err := s.m.observe(k, s.st.loss)
+	ev, tested, _, err := s.m.observe(k, s.st.loss) // on error the window is as it was
 	if err != nil {
 		return Result{}, err
 	}

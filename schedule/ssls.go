@@ -108,15 +108,26 @@ func (s *SSLS) finish() Request {
 
 // End closes the step: α_k becomes the rate the next search starts from.
 func (s *SSLS) End(obs Observation) (Result, error) {
-	if s.st.open && !s.ready {
-		return Result{}, fmt.Errorf("%w: End at step %d while a trial is outstanding", ErrPhase, s.st.k+1)
-	}
-	if _, err := s.st.checkEnd(obs, s.pend); err != nil {
+	if err := s.checkEnd(obs); err != nil {
 		return Result{}, err
 	}
+	return s.commit(), nil
+}
+
+// checkEnd checks that End may close the open step with obs, changing nothing.
+func (s *SSLS) checkEnd(obs Observation) error {
+	if s.st.open && !s.ready {
+		return fmt.Errorf("%w: End at step %d while a trial is outstanding", ErrPhase, s.st.k+1)
+	}
+	_, err := s.st.checkEnd(obs, s.pend)
+	return err
+}
+
+// commit closes the open step once checkEnd has passed; it cannot fail.
+func (s *SSLS) commit() Result {
 	k := s.st.commit()
 	s.lr, s.ready = s.pend, false
-	return Result{Step: k, LR: s.lr, NextLR: s.lr, Searched: true, Eta: s.eta}, nil
+	return Result{Step: k, LR: s.lr, NextLR: s.lr, Searched: true, Eta: s.eta}
 }
 
 // SetLR sets α_k between steps.

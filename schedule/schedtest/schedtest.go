@@ -1,12 +1,14 @@
 // Package schedtest is the test suite every schedule.Scheduler must pass, in
 // the manner of testing/slogtest: the protocol order, the rejection of
-// non-finite inputs without a change of state, determinism, and snapshots that
+// non-finite inputs without a change of state, failed steps (statistics that
+// overflow) that leave the state as it was, determinism, and snapshots that
 // resume with identical decisions.
 package schedtest
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -28,6 +30,7 @@ func Run(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	t.Run("Deterministic", func(t *testing.T) { testDeterministic(t, mk, steps) })
 	t.Run("Resume", func(t *testing.T) { testResume(t, mk, steps) })
 	t.Run("Invariants", func(t *testing.T) { testInvariants(t, mk, steps) })
+	t.Run("Atomic", func(t *testing.T) { testAtomic(t, mk, steps) })
 }
 
 // Problem is a noisy quadratic f_ξ(x) = ½Σ h_i (x_i − ξ_i)², minimized by
@@ -73,37 +76,17 @@ func (p *Problem) loss(x, xi []float64) float64 {
 
 // Step runs step k (1-based) of the protocol on s.
 func (p *Problem) Step(s schedule.Scheduler, k int) (schedule.Result, error) {
-	xi := p.Noise[k%len(p.Noise)]
-	n := len(p.X)
-	g := make([]float64, n)
-	gg := 0.0
-	for i := range g {
-		g[i] = p.H[i] * (p.X[i] - xi[i])
-		gg += g[i] * g[i]
-	}
-	req, err := s.Begin(p.loss(p.X, xi), gg)
+	xi, g, loss, gd := p.gradient(k)
+	req, err := s.Begin(loss, gd)
 	if err != nil {
 		return schedule.Result{}, err
 	}
-	trial := make([]float64, n)
 	for req.Eval {
-		for i := range trial {
-			trial[i] = p.X[i] - req.Eta*g[i]
-		}
-		if req, err = s.Trial(p.loss(trial, xi)); err != nil {
+		if req, err = s.Trial(p.trialLoss(xi, g, req.Eta)); err != nil {
 			return schedule.Result{}, err
 		}
 	}
-	x1d, d2 := 0.0, 0.0
-	d := make([]float64, n)
-	for i := range d {
-		p.Mom[i] = p.Beta*p.Mom[i] + (1-p.Beta)*g[i]
-		d[i] = p.Mom[i]
-		p.X[i] -= req.LR * d[i]
-		x1d += p.X[i] * d[i]
-		d2 += d[i] * d[i]
-	}
-	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
+	res, err := s.End(p.update(g, req.LR))
 	if err != nil {
 		return res, err
 	}
@@ -111,6 +94,41 @@ func (p *Problem) Step(s schedule.Scheduler, k int) (schedule.Result, error) {
 		clear(p.Mom)
 	}
 	return res, nil
+}
+
+// gradient returns the noise of step k, the gradient g_k, the loss f(x_k)
+// and gd = ‖g_k‖².
+func (p *Problem) gradient(k int) (xi, g []float64, loss, gd float64) {
+	xi = p.Noise[k%len(p.Noise)]
+	g = make([]float64, len(p.X))
+	for i := range g {
+		g[i] = p.H[i] * (p.X[i] - xi[i])
+		gd += g[i] * g[i]
+	}
+	return xi, g, p.loss(p.X, xi), gd
+}
+
+// trialLoss is f(x_k − η·g_k) on the same noise.
+func (p *Problem) trialLoss(xi, g []float64, eta float64) float64 {
+	trial := make([]float64, len(p.X))
+	for i := range trial {
+		trial[i] = p.X[i] - eta*g[i]
+	}
+	return p.loss(trial, xi)
+}
+
+// update makes the momentum step with learning rate lr and returns its
+// statistics.
+func (p *Problem) update(g []float64, lr float64) schedule.Observation {
+	var obs schedule.Observation
+	for i := range g {
+		p.Mom[i] = p.Beta*p.Mom[i] + (1-p.Beta)*g[i]
+		d := p.Mom[i]
+		p.X[i] -= lr * d
+		obs.X1D += p.X[i] * d
+		obs.D2 += d * d
+	}
+	return obs
 }
 
 func drive(t *testing.T, s schedule.Scheduler, p *Problem, from, to int) []schedule.Result {
@@ -299,4 +317,129 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			}
 		}
 	}
+}
+
+// Finite inputs whose statistics overflow float64: a loss or a Δ whose
+// square (in a window's variance or a slope's covariance) is +Inf, and an
+// observation whose Δ = X1D + (α/2)·D2 itself overflows.
+const hugeLoss = 1e308
+
+var overflowing = []schedule.Observation{
+	{X1D: 1e308, D2: 0},
+	{X1D: -1e308, D2: 0},
+	{X1D: math.MaxFloat64, D2: math.MaxFloat64},
+}
+
+// testAtomic checks the error contract of End on overflow: a failed End
+// leaves the state exactly as before the call. At every step it drives s and
+// an unaffected twin on the same problem, and
+//
+//   - opens the step on s with a huge loss (the SLOPE tests' input): if End
+//     fails, the step is still open and after Abort the snapshot is the one
+//     before Begin;
+//   - opens the step on both, then ends it on s with each overflowing
+//     observation first: if End fails, the step is still open, and the End
+//     that follows with the real observation must give exactly the twin's
+//     result and snapshot.
+//
+// Where End accepts an input (no test was due, or the scheduler has no
+// statistics), s restarts from the snapshot taken before.
+func testAtomic(t *testing.T, mk func() schedule.Scheduler, steps int) {
+	s, twin := mk(), mk()
+	p := NewProblem(6, steps)
+	restore := func(data []byte) schedule.Scheduler {
+		t.Helper()
+		r, err := schedule.Restore(data)
+		if err != nil {
+			t.Fatalf("Restore: %v", err)
+		}
+		return r
+	}
+	stillOpen := func(k int, what string) {
+		t.Helper()
+		if _, err := s.MarshalBinary(); !errors.Is(err, schedule.ErrPhase) {
+			t.Fatalf("step %d: after the failed End (%s) the step is not open: MarshalBinary err = %v", k, what, err)
+		}
+	}
+	rejected := 0
+	for k := 1; k <= steps; k++ {
+		before := snap(t, s)
+		if !bytes.Equal(before, snap(t, twin)) {
+			t.Fatalf("step %d: the scheduler and its twin differ before the step", k)
+		}
+
+		// A huge loss at Begin.
+		req, err := s.Begin(hugeLoss, 1)
+		if err != nil {
+			t.Fatalf("step %d: Begin(loss=%v): %v", k, hugeLoss, err)
+		}
+		for req.Eval && err == nil {
+			req, err = s.Trial(1)
+		}
+		if err != nil {
+			t.Fatalf("step %d: Trial: %v", k, err)
+		}
+		if _, err := s.End(schedule.Observation{X1D: 0.01, D2: 1e-4}); err != nil {
+			rejected++
+			stillOpen(k, "huge loss")
+			s.Abort()
+			if after := snap(t, s); !bytes.Equal(before, after) {
+				t.Fatalf("step %d: a failed End (loss %v) changed the state:\nbefore %s\nafter  %s", k, hugeLoss, before, after)
+			}
+		} else {
+			s = restore(before)
+		}
+
+		// The step, opened on both; overflowing observations tried on s first.
+		xi, g, loss, gd := p.gradient(k)
+		var trials []float64
+		treq, err := twin.Begin(loss, gd)
+		for err == nil && treq.Eval {
+			f := p.trialLoss(xi, g, treq.Eta)
+			trials = append(trials, f)
+			treq, err = twin.Trial(f)
+		}
+		if err != nil {
+			t.Fatalf("step %d: twin: %v", k, err)
+		}
+		open := func() {
+			t.Helper()
+			req, err := s.Begin(loss, gd)
+			for i := 0; err == nil && i < len(trials); i++ {
+				req, err = s.Trial(trials[i])
+			}
+			if err != nil || req != treq {
+				t.Fatalf("step %d: reopening the step: request %+v, err %v; twin's %+v", k, req, err, treq)
+			}
+		}
+		open()
+		for _, o := range overflowing {
+			if _, err := s.End(o); err != nil {
+				rejected++
+				stillOpen(k, fmt.Sprintf("%+v", o))
+				continue
+			}
+			s = restore(before)
+			open()
+		}
+		obs := p.update(g, treq.LR)
+		want, err := twin.End(obs)
+		if err != nil {
+			t.Fatalf("step %d: twin: End: %v", k, err)
+		}
+		got, err := s.End(obs)
+		if err != nil {
+			t.Fatalf("step %d: End after the failed ones: %v", k, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: after failed Ends the step gives\n%+v\nwant the twin's\n%+v", k, got, want)
+		}
+		if a, b := snap(t, s), snap(t, twin); !bytes.Equal(a, b) {
+			t.Fatalf("step %d: after failed Ends the state differs from the twin's:\n%s\n%s", k, a, b)
+		}
+		if want.ResetMomentum {
+			clear(p.Mom)
+		}
+	}
+	t.Logf("%s: %d overflowing inputs rejected in %d steps", s.Name(), rejected, steps)
 }
