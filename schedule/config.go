@@ -12,12 +12,12 @@ import (
 type SASAPlusConfig struct {
 	LR0      float64              // α_0 > 0
 	Theta    float64              // θ ∈ (0,1]: fraction of the samples since the last drop kept in the window
-	Delta    float64              // δ ∈ (0,1): the test uses the (1−δ) confidence interval (eq. eqn:confi-interval)
+	Delta    float64              // δ ∈ (0,1): the test uses the (1−δ) confidence interval (eq. (15))
 	Tau      float64              // τ ∈ (0,1): α ← τα on a drop
 	NMin     int                  // N_min ≥ 3: a test needs N > N_min samples
 	KTest    int                  // K_test ≥ 1: test when k mod K_test = 0
 	Warmup   int                  // ≥ 0: a drop needs k > Warmup (statopt's warmup)
-	Variance stats.VarianceMethod // σ̂_N estimator: BM (eq. eqn:bm), OLBM (eq. eqn:olbm) or IID
+	Variance stats.VarianceMethod // σ̂_N estimator: BM (eq. (22)), OLBM (eq. (23)) or IID
 
 	SignCheck    bool // statopt: also require the two half-window means to share a sign
 	Composite    bool // statopt: before the first drop, each half's interval must contain 0
@@ -58,7 +58,7 @@ func (a Along) String() string {
 	return "g"
 }
 
-// SlopeConfig configures the SLOPE test (paper eq. test:slope and appendix
+// SlopeConfig configures the SLOPE test (paper eq. (16) and appendix
 // slope test), used by SALSA to switch and by [Slope] as a drop rule.
 // SALSA uses only Theta, Delta, NMin and KTest.
 type SlopeConfig struct {
@@ -74,7 +74,7 @@ type SlopeConfig struct {
 }
 
 // SASAConfig configures SASA (Lang, Zhang, Xiao 2019), the equivalence-test
-// baseline of paper appendix B.1 (eq. eqn:sasatest): drop when the (1−δ)
+// baseline of paper appendix B.1 (eq. (27)): drop when the (1−δ)
 // interval of E[Δ] lies inside [−ζν̄, ζν̄], with ν_k = (α/2)‖d_k‖².
 type SASAConfig struct {
 	LR0          float64

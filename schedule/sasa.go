@@ -9,7 +9,7 @@ import (
 
 // SASA is the equivalence-test method of Lang, Zhang and Xiao (2019), the
 // baseline of paper appendix B.1: it drops α ← τα when the (1−δ) interval of
-// E[Δ] lies inside the equivalence interval [−ζν̄, ζν̄] (eq. eqn:sasatest),
+// E[Δ] lies inside the equivalence interval [−ζν̄, ζν̄] (eq. (27)),
 // where ν̄ is the window mean of ν_k = (α/2)‖d_k‖², the magnitude of Δ's
 // second term. Its null hypothesis is non-stationarity, the opposite of
 // SASA+'s. The windows of Δ and ν share one membership.

@@ -7,7 +7,7 @@ import (
 )
 
 // SASAPlus is SASA+ (paper Algorithm 1): keep α constant while the (1−δ)
-// confidence interval of E[Δ] (eq. eqn:confi-interval) over the most recent
+// confidence interval of E[Δ] (eq. (15)) over the most recent
 // ⌈θ(k−k_o)⌉ samples excludes 0; when it no longer does (tested every K_test
 // steps once N > N_min), α ← τα, the window restarts and the caller zeroes
 // the momentum.

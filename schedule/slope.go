@@ -4,7 +4,7 @@ import (
 	"github.com/salsaopt/salsa/stats"
 )
 
-// Slope uses the SLOPE test (paper eq. test:slope) as a drop rule: every
+// Slope uses the SLOPE test (paper eq. (16)) as a drop rule: every
 // K_test steps, once the window holds N > N_min losses f(x_k), if the
 // one-sided t-test cannot say the least-squares slope is negative, α ← τα and
 // the window restarts. The paper shows it drops too eagerly after the first

@@ -83,7 +83,7 @@ func TestSSLSTraceTable(t *testing.T) {
 	}
 }
 
-// TestSSLSGrowth checks eq. eqn:epoch-growth: accepting ρ_inc = 2 at every
+// TestSSLSGrowth checks eq. (17): accepting ρ_inc = 2 at every
 // step multiplies α by (1+γ) per step, ≈ e over an epoch of n/b steps with
 // γ = b/n.
 func TestSSLSGrowth(t *testing.T) {
