@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/salsaopt/salsa/data"
+	"github.com/salsaopt/salsa/replay"
 	"github.com/salsaopt/salsa/schedule"
 )
 
@@ -356,9 +357,8 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			"a program that drives the scheduler itself can search along d")
 	}
 	p.Schedule = cfg
-	p.Scheduler = map[string]string{"shb-hand": "cut", "adam-warmup": "warmup"}[o.Method]
-	if p.Scheduler == "" {
-		p.Scheduler = o.Method
+	if p.Scheduler, err = replay.Scheduler(o.Method); err != nil {
+		return nil, err
 	}
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
 		return nil, err
