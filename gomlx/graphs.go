@@ -117,13 +117,13 @@ func (t *Trainer) decays(v *model.Variable) bool {
 // l2 is 0.5·wd·Σ‖x_i‖² over the decaying variables, in parameter order.
 func (t *Trainer) l2(vs []*model.Variable, xs []*Node) *Node {
 	sum := ScalarZero(xs[0].Graph(), xs[0].DType())
-	any := false
+	decayed := false
 	for i, x := range xs {
 		if t.decays(vs[i]) {
-			sum, any = Add(sum, ReduceAllSum(Square(x))), true
+			sum, decayed = Add(sum, ReduceAllSum(Square(x))), true
 		}
 	}
-	if !any {
+	if !decayed {
 		return sum
 	}
 	return MulScalar(sum, 0.5*t.cfg.WeightDecay)

@@ -29,19 +29,19 @@ func benchShape(dataset string) (h, w, c, classes int, err error) {
 	return 0, 0, 0, 0, fmt.Errorf("--dataset %s: must be one of %s", dataset, strings.Join(train.Datasets, ", "))
 }
 
-// benchSplit makes random data of the dataset's shape for the model: 10
-// batches of images (flat for logreg and mlp), or a text of 40 chunks.
+// benchSplit makes p.NTrain random examples of the dataset's shape for the
+// model (flat for logreg and mlp), or a text of p.NTrain tokens.
 func benchSplit(p *train.Plan, h, w, c, classes int) *train.Split {
 	r := rand.New(rand.NewPCG(3, 4))
 	m, _ := train.Model(p.Options.Model)
 	if m.Text {
-		toks := make([]int, p.Options.Batch*(40*p.BPTT+1))
+		toks := make([]int, p.NTrain)
 		for i := range toks {
 			toks[i] = r.IntN(classes)
 		}
 		return &train.Split{Tokens: toks, Labels: classes}
 	}
-	n, dim := 10*p.Options.Batch, h*w*c
+	n, dim := p.NTrain, h*w*c
 	sp := &train.Split{X: make([]float32, n*dim), Y: make([]int32, n), Dim: dim, Labels: classes}
 	if m.Conv {
 		sp.H, sp.W, sp.C, sp.Fill = h, w, c, make([]float32, c)
@@ -82,6 +82,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if o.Batch == 0 {
 		o.Batch = mi.Batch
 	}
+	// 10 batches of images, or a text of 40 chunks.
 	n := 10 * o.Batch
 	if mi.Text {
 		n = o.Batch * (40*mi.BPTT + 1)

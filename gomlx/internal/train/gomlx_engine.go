@@ -51,7 +51,7 @@ type gomlxEngine struct {
 	tr    *salsagomlx.Trainer
 	p     *Plan
 	train *Split
-	bufs  map[[3]int]batchBuf // input tensors by (examples, T or 0, kind), reused
+	bufs  map[[2]int]batchBuf // image input tensors by (examples, features), reused
 	// Text: the training tokens cut into Batch streams (data.Batchify).
 	streams []int32
 	aug     []float32 // one augmented image
@@ -123,7 +123,7 @@ func newGoMLXEngine(p *Plan, train *Split) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &gomlxEngine{p: p, train: train, bufs: map[[3]int]batchBuf{}}
+	e := &gomlxEngine{p: p, train: train, bufs: map[[2]int]batchBuf{}}
 	var m salsagomlx.Model
 	switch p.Options.Model {
 	case "logreg":
@@ -166,7 +166,7 @@ func (e *gomlxEngine) StartEpoch(int) error { return e.tr.ResetState() }
 
 // imageBuf returns the reused input tensors for n examples of sp.
 func (e *gomlxEngine) imageBuf(n int, sp *Split) batchBuf {
-	key := [3]int{n, 0, sp.Dim}
+	key := [2]int{n, sp.Dim}
 	b, ok := e.bufs[key]
 	if !ok {
 		xs := shapes.Make(dtypes.Float32, n, sp.Dim)
