@@ -8,7 +8,7 @@ import (
 // Evaluate returns the mean cross-entropy (without the L2 term) and the
 // accuracy of x on inputs (n×In) and labels; the batch kept for the trials
 // is not touched.
-func (t *Trainer) Evaluate(inputs []float32, labels []int32) (loss, acc float64, err error) {
+func (t *Softmax) Evaluate(inputs []float32, labels []int32) (loss, acc float64, err error) {
 	in, out := t.cfg.In, t.cfg.Out
 	n := len(labels)
 	if n == 0 || len(inputs) != n*in {
@@ -45,16 +45,16 @@ func (t *Trainer) Evaluate(inputs []float32, labels []int32) (loss, acc float64,
 }
 
 // Momentum returns the QHM momentum h (a view).
-func (t *Trainer) Momentum() []float32 { return t.h }
+func (t *Softmax) Momentum() []float32 { return t.h }
 
 // Gradient returns g_k = ∇f + wd·x of the last Grad (a view), until the
 // next Update or Apply.
-func (t *Trainer) Gradient() []float32 { return t.g }
+func (t *Softmax) Gradient() []float32 { return t.g }
 
 // Apply makes x ← x − lr·d for a direction d computed elsewhere (package
-// direction's Adam, say) from [Trainer.Gradient], and returns ⟨x_{k+1},d⟩
+// direction's Adam, say) from [Softmax.Gradient], and returns ⟨x_{k+1},d⟩
 // and ‖d‖².
-func (t *Trainer) Apply(d []float32, lr float64) (x1d, d2 float64, err error) {
+func (t *Softmax) Apply(d []float32, lr float64) (x1d, d2 float64, err error) {
 	if t.y == nil {
 		return 0, 0, fmt.Errorf("linear: Apply before Grad")
 	}
@@ -78,7 +78,7 @@ func (t *Trainer) Apply(d []float32, lr float64) (x1d, d2 float64, err error) {
 // Plain makes x ← x − lr·d with the QHM direction of the last Grad, without
 // the statistics: the step of a training loop that runs no SASA+ test, the
 // baseline of the overhead benchmarks.
-func (t *Trainer) Plain(lr float64) error {
+func (t *Softmax) Plain(lr float64) error {
 	if t.y == nil {
 		return fmt.Errorf("linear: Plain before Grad")
 	}

@@ -16,7 +16,7 @@ import (
 	"math"
 )
 
-// Config configures a [Trainer].
+// Config configures a [Softmax].
 type Config struct {
 	In, Out     int     // features and classes; In ≥ 1, Out ≥ 2
 	Beta        float64 // QHM momentum β, in [0, 1)
@@ -24,8 +24,10 @@ type Config struct {
 	WeightDecay float64 // wd ≥ 0
 }
 
-// Trainer holds the parameters, the momentum and the scratch of one batch.
-type Trainer struct {
+// Softmax is a softmax-regression classifier with its own training step
+// (gradient, line-search trials, QHM update): it holds the parameters, the
+// momentum and the scratch of one batch.
+type Softmax struct {
 	cfg Config
 	X   []float32 // parameters: W (Out×In, row-major), then b (Out)
 	h   []float32 // QHM momentum
@@ -45,8 +47,8 @@ type Trainer struct {
 	delta []float32
 }
 
-// New returns a Trainer with x = 0.
-func New(cfg Config) (*Trainer, error) {
+// New returns a Softmax with x = 0.
+func New(cfg Config) (*Softmax, error) {
 	switch {
 	case cfg.In < 1:
 		return nil, fmt.Errorf("linear: In = %d: must be >= 1", cfg.In)
@@ -60,17 +62,17 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("linear: WeightDecay = %v: must be finite and >= 0", cfg.WeightDecay)
 	}
 	n := cfg.Out*cfg.In + cfg.Out
-	return &Trainer{cfg: cfg, X: make([]float32, n), h: make([]float32, n), g: make([]float32, n)}, nil
+	return &Softmax{cfg: cfg, X: make([]float32, n), h: make([]float32, n), g: make([]float32, n)}, nil
 }
 
 // ResetMomentum zeroes h, as after a learning-rate drop.
-func (t *Trainer) ResetMomentum() { clear(t.h) }
+func (t *Softmax) ResetMomentum() { clear(t.h) }
 
 // Grad computes the mean cross-entropy plus 0.5·wd·‖x‖² on the batch
 // (inputs n×In row-major, labels in [0, Out)) and g = ∇f + wd·x, which it
-// keeps for [Trainer.Trial] and [Trainer.Update]; it returns the loss and
+// keeps for [Softmax.Trial] and [Softmax.Update]; it returns the loss and
 // ‖g‖². The batch must not change until the next Grad.
-func (t *Trainer) Grad(inputs []float32, labels []int32) (loss, gg float64, err error) {
+func (t *Softmax) Grad(inputs []float32, labels []int32) (loss, gg float64, err error) {
 	in, out := t.cfg.In, t.cfg.Out
 	n := len(labels)
 	if n == 0 || len(inputs) != n*in {
@@ -157,8 +159,8 @@ func logSumExp(z []float32) float32 {
 }
 
 // Trial returns f(x − η·g) + 0.5·wd·‖x − η·g‖² on the batch of the last
-// [Trainer.Grad], with x unchanged.
-func (t *Trainer) Trial(eta float64) (float64, error) {
+// [Softmax.Grad], with x unchanged.
+func (t *Softmax) Trial(eta float64) (float64, error) {
 	if t.y == nil {
 		return 0, fmt.Errorf("linear: Trial before Grad")
 	}
@@ -185,8 +187,8 @@ func (t *Trainer) Trial(eta float64) (float64, error) {
 }
 
 // Update makes x ← x − lr·d with the QHM direction of the g of the last
-// [Trainer.Grad], and returns ⟨x_{k+1}, d_k⟩ and ‖d_k‖².
-func (t *Trainer) Update(lr float64) (x1d, d2 float64, err error) {
+// [Softmax.Grad], and returns ⟨x_{k+1}, d_k⟩ and ‖d_k‖².
+func (t *Softmax) Update(lr float64) (x1d, d2 float64, err error) {
 	if t.y == nil {
 		return 0, 0, fmt.Errorf("linear: Update before Grad")
 	}
@@ -203,7 +205,7 @@ func (t *Trainer) Update(lr float64) (x1d, d2 float64, err error) {
 
 // direction advances the QHM momentum with the g of the last Grad and
 // returns d_k: g itself (β = 0 or ν = 0), h (ν = 1) or (1−ν)g + νh.
-func (t *Trainer) direction() []float32 {
+func (t *Softmax) direction() []float32 {
 	beta, nu := float32(t.cfg.Beta), float32(t.cfg.Nu)
 	if beta == 0 || nu == 0 {
 		return t.g
@@ -221,7 +223,7 @@ func (t *Trainer) direction() []float32 {
 }
 
 // Step is Grad then Update: one plain step at learning rate lr.
-func (t *Trainer) Step(inputs []float32, labels []int32, lr float64) (loss, x1d, d2 float64, err error) {
+func (t *Softmax) Step(inputs []float32, labels []int32, lr float64) (loss, x1d, d2 float64, err error) {
 	if loss, _, err = t.Grad(inputs, labels); err != nil {
 		return 0, 0, 0, err
 	}

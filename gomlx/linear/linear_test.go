@@ -7,7 +7,7 @@ import (
 )
 
 // refLoss is a float64 reference of f(x) + 0.5·wd·‖x‖² and its gradient, for
-// the layout of Trainer.X.
+// the layout of Softmax.X.
 func refLoss(x []float64, in, out int, wd float64, X []float32, y []int32) (float64, []float64) {
 	n := len(y)
 	g := make([]float64, len(x))

@@ -16,7 +16,7 @@ func init() { Engines["native"] = newNativeEngine }
 // hand-written kernels of package linear: no graph, no per-step dispatch.
 // QHM is fused into linear's update; Adam comes from package direction.
 type nativeEngine struct {
-	t    *linear.Trainer
+	t    *linear.Softmax
 	tr   *Split
 	adam *direction.Adam[float32]
 	d    []float32
