@@ -22,6 +22,9 @@ func LoadCIFAR10(dir string) (*Dataset, error) {
 }
 
 func (r Registry) loadCIFAR10(dir string) (*Dataset, error) {
+	if err := checkDir(CIFAR10, dir); err != nil {
+		return nil, err
+	}
 	ds := &Dataset{Name: CIFAR10, Classes: 10, Mean: CIFAR10Mean, Std: CIFAR10Std,
 		TrainX: &Images{Channels: 3, Rows: 32, Cols: 32}, TestX: &Images{Channels: 3, Rows: 32, Cols: 32}}
 	nTrain := 0
@@ -31,16 +34,17 @@ func (r Registry) loadCIFAR10(dir string) (*Dataset, error) {
 		}
 	}
 	for _, f := range r[CIFAR10] {
-		b, path, err := r.read(dir, CIFAR10, f)
+		b, d, err := r.read(dir, CIFAR10, f)
 		if err != nil {
 			return nil, err
 		}
+		ds.Files = append(ds.Files, d)
 		x, y, files := ds.TrainX, &ds.TrainY, nTrain
 		if f.Name == cifarTest {
 			x, y, files = ds.TestX, &ds.TestY, 1
 		}
 		if err := appendCIFAR(x, y, b, files); err != nil {
-			return nil, &fileError{dataset: CIFAR10, path: path, msg: err.Error(), hint: hint(CIFAR10)}
+			return nil, &fileError{dataset: CIFAR10, path: d.Path, msg: err.Error(), hint: hint(CIFAR10)}
 		}
 	}
 	if ds.TrainX.N == 0 || ds.TestX.N == 0 {

@@ -50,7 +50,7 @@ func (r Registry) Download(ctx context.Context, client *http.Client, baseURL, di
 	}
 	for _, f := range files {
 		dst := filepath.Join(dir, f.Name)
-		if _, err := readVerified(name, dst, f.Size, f.SHA256); err == nil {
+		if _, _, err := readVerified(name, dst, f.Size, f.SHA256); err == nil {
 			continue
 		}
 		u := strings.TrimRight(baseURL, "/") + "/" + url.PathEscape(f.Name)

@@ -12,6 +12,9 @@ type Dataset struct {
 	TrainX, TestX *Images
 	TrainY, TestY Labels
 	Mean, Std     []float32 // usual per-channel normalisation, for Images.Float32 and Float32HWC; nil if none
+	// Files are the digests of the files the loader read, in the order
+	// read; nil for data not read from files ([SyntheticCIFAR10]).
+	Files []FileDigest
 }
 
 // Usual normalisations (per channel, of pixel/255).
@@ -65,18 +68,21 @@ func LoadFashionMNIST(dir string) (*Dataset, error) {
 // or decompressed, and each checked against r before parsing. Classes is one
 // more than the largest label; Mean and Std are left nil.
 func (r Registry) LoadIDX(dir, name string) (*Dataset, error) {
+	if err := checkDir(name, dir); err != nil {
+		return nil, err
+	}
 	ds := &Dataset{Name: name}
 	var err error
-	if ds.TrainX, err = r.idxImages(dir, name, trainImages); err != nil {
+	if ds.TrainX, err = r.idxImages(ds, dir, trainImages); err != nil {
 		return nil, err
 	}
-	if ds.TrainY, err = r.idxLabels(dir, name, trainLabels); err != nil {
+	if ds.TrainY, err = r.idxLabels(ds, dir, trainLabels); err != nil {
 		return nil, err
 	}
-	if ds.TestX, err = r.idxImages(dir, name, testImages); err != nil {
+	if ds.TestX, err = r.idxImages(ds, dir, testImages); err != nil {
 		return nil, err
 	}
-	if ds.TestY, err = r.idxLabels(dir, name, testLabels); err != nil {
+	if ds.TestY, err = r.idxLabels(ds, dir, testLabels); err != nil {
 		return nil, err
 	}
 	if err := ds.check(); err != nil {
@@ -107,36 +113,42 @@ func (ds *Dataset) check() error {
 	return nil
 }
 
-// idxBytes reads and verifies one IDX file of a dataset (base name without
-// ".gz").
-func (r Registry) idxBytes(dir, name, base string) ([]byte, string, error) {
+// idxBytes reads and verifies one IDX file of dataset ds.Name (base name
+// without ".gz") and appends its digest to ds.Files.
+func (r Registry) idxBytes(ds *Dataset, dir, base string) ([]byte, string, error) {
+	name := ds.Name
 	f, ok := r.file(name, base+".gz")
 	if !ok {
 		return nil, "", fmt.Errorf("data: %s: no registry entry for %s.gz", name, base)
 	}
-	return r.read(dir, name, f)
+	b, d, err := r.read(dir, name, f)
+	if err != nil {
+		return nil, "", err
+	}
+	ds.Files = append(ds.Files, d)
+	return b, d.Path, nil
 }
 
-func (r Registry) idxImages(dir, name, base string) (*Images, error) {
-	b, path, err := r.idxBytes(dir, name, base)
+func (r Registry) idxImages(ds *Dataset, dir, base string) (*Images, error) {
+	b, path, err := r.idxBytes(ds, dir, base)
 	if err != nil {
 		return nil, err
 	}
 	dims, px, err := readIDX(bytes.NewReader(b), idxImagesMagic)
 	if err != nil {
-		return nil, &fileError{dataset: name, path: path, msg: "idx images: " + err.Error()}
+		return nil, &fileError{dataset: ds.Name, path: path, msg: "idx images: " + err.Error()}
 	}
 	return &Images{N: dims[0], Channels: 1, Rows: dims[1], Cols: dims[2], Pixels: px}, nil
 }
 
-func (r Registry) idxLabels(dir, name, base string) (Labels, error) {
-	b, path, err := r.idxBytes(dir, name, base)
+func (r Registry) idxLabels(ds *Dataset, dir, base string) (Labels, error) {
+	b, path, err := r.idxBytes(ds, dir, base)
 	if err != nil {
 		return nil, err
 	}
 	_, y, err := readIDX(bytes.NewReader(b), idxLabelsMagic)
 	if err != nil {
-		return nil, &fileError{dataset: name, path: path, msg: "idx labels: " + err.Error()}
+		return nil, &fileError{dataset: ds.Name, path: path, msg: "idx labels: " + err.Error()}
 	}
 	return Labels(y), nil
 }

@@ -148,53 +148,89 @@ func (r Registry) file(name, file string) (File, bool) {
 	return File{}, false
 }
 
+// FileDigest identifies one file a loader read: the path it was read from
+// (the dataset folder as given, joined with the file name), its size and its
+// SHA-256. For a .gz registry entry whose decompressed form was read instead,
+// it is that of the decompressed file.
+type FileDigest struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"` // lowercase hex
+}
+
 // read returns the content of dir/file after checking its size and SHA-256
-// against the registry entry f (each only if known). For a .gz entry whose
-// file is absent, the decompressed file is read and checked instead; path is
-// the file actually read.
-func (r Registry) read(dir, name string, f File) (b []byte, path string, err error) {
-	path = filepath.Join(dir, f.Name)
+// against the registry entry f (each only if known), with the digest of the
+// file. For a .gz entry whose file is absent, the decompressed file is read
+// and checked instead; the digest is that of the file actually read.
+func (r Registry) read(dir, name string, f File) ([]byte, FileDigest, error) {
+	path := filepath.Join(dir, f.Name)
 	size, sum := f.Size, f.SHA256
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f.Name, ".gz") {
 		raw := filepath.Join(dir, strings.TrimSuffix(f.Name, ".gz"))
 		if _, err := os.Stat(raw); !errors.Is(err, fs.ErrNotExist) {
 			path, size, sum = raw, f.RawSize, f.RawSHA256
 		} else {
-			return nil, path, &fileError{name, path, "no such file (nor its decompressed form " + filepath.Base(raw) + ")", hint(name), fs.ErrNotExist}
+			return nil, FileDigest{Path: path}, &fileError{name, path, "no such file (nor its decompressed form " + filepath.Base(raw) + ")", hint(name), fs.ErrNotExist}
 		}
 	}
-	b, err = readVerified(name, path, size, sum)
-	return b, path, err
+	return readVerified(name, path, size, sum)
+}
+
+// checkDir reports a dataset folder that does not exist or is not a folder,
+// naming it rather than the first file looked for in it.
+func checkDir(name, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &fileError{name, dir, "no such folder", hint(name), fs.ErrNotExist}
+	case err != nil:
+		return &fileError{name, dir, osMsg(err), hint(name), nil}
+	case !st.IsDir():
+		return &fileError{name, dir, "not a folder", hint(name), nil}
+	}
+	return nil
+}
+
+// osMsg is the message of an error from package os without the path that a
+// *fs.PathError repeats: a fileError names the path already.
+func osMsg(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // readVerified reads path and checks its size and SHA-256, each only if known.
-func readVerified(name, path string, size int64, sum string) ([]byte, error) {
+// It hashes the content once, whether or not the SHA-256 is known, and
+// returns its digest.
+func readVerified(name, path string, size int64, sum string) ([]byte, FileDigest, error) {
+	d := FileDigest{Path: path}
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &fileError{name, path, "no such file", hint(name), fs.ErrNotExist}
+		return nil, d, &fileError{name, path, "no such file", hint(name), fs.ErrNotExist}
 	}
 	if err != nil {
-		return nil, &fileError{dataset: name, path: path, msg: err.Error()}
+		return nil, d, &fileError{dataset: name, path: path, msg: osMsg(err)}
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &fileError{dataset: name, path: path, msg: "not a regular file"}
+		return nil, d, &fileError{dataset: name, path: path, msg: "not a regular file"}
 	}
 	if size > 0 && st.Size() != size {
-		return nil, &fileError{name, path,
+		return nil, d, &fileError{name, path,
 			fmt.Sprintf("size %d bytes does not match the expected %d: the file is truncated or not the expected one", st.Size(), size),
 			hint(name), ErrChecksum}
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &fileError{dataset: name, path: path, msg: err.Error()}
+		return nil, d, &fileError{dataset: name, path: path, msg: osMsg(err)}
 	}
-	if sum != "" {
-		h := sha256.Sum256(b)
-		if got := hex.EncodeToString(h[:]); got != sum {
-			return nil, &fileError{name, path,
-				fmt.Sprintf("sha256 %s does not match the expected %s: the file is corrupt or truncated", got, sum),
-				hint(name), ErrChecksum}
-		}
+	h := sha256.Sum256(b)
+	d.Bytes, d.SHA256 = int64(len(b)), hex.EncodeToString(h[:])
+	if sum != "" && d.SHA256 != sum {
+		return nil, d, &fileError{name, path,
+			fmt.Sprintf("sha256 %s does not match the expected %s: the file is corrupt or truncated", d.SHA256, sum),
+			hint(name), ErrChecksum}
 	}
-	return b, nil
+	return b, d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -47,19 +48,33 @@ func Resolve(flagDir, name string) (string, error) {
 		tried = append(tried, dir)
 	}
 	return "", fmt.Errorf("data: %s: no data folder: --data is not given, %s is not set and no copy was found at %s; %s",
-		name, EnvVar, strings.Join(tried, " or "), hint(name))
+		name, EnvVar, orList(tried), hint(name))
 }
 
-// repoCandidates lists steps 3 to 5 of Resolve.
+// repoCandidates lists steps 3 to 5 of Resolve, each folder once: run from
+// the repository root, step 3's ./data/name is step 4's folder.
 func repoCandidates(name string) []string {
 	var dirs []string
+	add := func(dir string) {
+		if !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
 	if wd, err := os.Getwd(); err == nil {
-		dirs = append(dirs, filepath.Join(wd, "data", name))
+		add(filepath.Join(wd, "data", name))
 	}
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		dirs = append(dirs, filepath.Join(filepath.Dir(file), name))
+		add(filepath.Join(filepath.Dir(file), name))
 		// The project's shared data beside the repository: ../shared/data.
-		dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", name))
+		add(filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", name))
 	}
 	return dirs
+}
+
+// orList joins paths as "a", "a or b", "a, b or c".
+func orList(paths []string) string {
+	if len(paths) < 2 {
+		return strings.Join(paths, "")
+	}
+	return strings.Join(paths[:len(paths)-1], ", ") + " or " + paths[len(paths)-1]
 }

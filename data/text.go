@@ -16,6 +16,9 @@ type Corpus struct {
 	Name               string
 	Vocab              []string // token id → token
 	Train, Valid, Test []int    // token ids of each split
+	// Files are the digests of the files the loader read, in the order
+	// read.
+	Files []FileDigest
 }
 
 // LoadTinyShakespeare loads Tiny Shakespeare from dir (the folder holding
@@ -37,16 +40,20 @@ func LoadTinyShakespeare(dir string) (*Corpus, error) {
 }
 
 func (r Registry) loadTinyShakespeare(dir string) (*Corpus, error) {
+	if err := checkDir(TinyShakespeare, dir); err != nil {
+		return nil, err
+	}
 	f, _ := r.file(TinyShakespeare, "input.txt")
 	f.Name = "input.txt"
-	b, path, err := r.read(dir, TinyShakespeare, f)
+	b, d, err := r.read(dir, TinyShakespeare, f)
 	if err != nil {
 		return nil, err
 	}
 	c, err := charCorpus(b)
 	if err != nil {
-		return nil, &fileError{dataset: TinyShakespeare, path: path, msg: err.Error()}
+		return nil, &fileError{dataset: TinyShakespeare, path: d.Path, msg: err.Error()}
 	}
+	c.Files = []FileDigest{d}
 	return c, nil
 }
 
@@ -107,6 +114,9 @@ func wikiText2Names(split string) (example, release string) {
 }
 
 func (r Registry) loadWikiText2(dir string) (*Corpus, error) {
+	if err := checkDir(WikiText2, dir); err != nil {
+		return nil, err
+	}
 	c := &Corpus{Name: WikiText2}
 	v := newVocab()
 	for _, split := range []struct {
@@ -131,12 +141,13 @@ func (r Registry) loadWikiText2(dir string) (*Corpus, error) {
 			}
 			f.Name = release
 		}
-		b, path, err := r.read(dir, WikiText2, f)
+		b, d, err := r.read(dir, WikiText2, f)
 		if err != nil {
 			return nil, err
 		}
+		c.Files = append(c.Files, d)
 		if *split.ids, err = v.words(b); err != nil {
-			return nil, &fileError{dataset: WikiText2, path: path, msg: err.Error()}
+			return nil, &fileError{dataset: WikiText2, path: d.Path, msg: err.Error()}
 		}
 	}
 	c.Vocab = v.list

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/salsaopt/salsa/gomlx/internal/train"
@@ -97,25 +98,47 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			*engines = "native,gomlx"
 		}
 	}
-	var names []string
-	for _, e := range strings.Split(*engines, ",") {
-		switch e = strings.TrimSpace(e); {
-		case e == "":
-		case train.Engines[e] == nil:
-			return fmt.Errorf("--engines %s: engine %q: must be native or gomlx", *engines, e)
-		case e == "native" && *model != "logreg":
-			return fmt.Errorf("--engines %s: the native engine trains --model logreg only (got %s)", *engines, *model)
-		default:
-			names = append(names, e)
-		}
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("--engines %q: name at least one engine (native, gomlx)", *engines)
+	names, err := benchEngines(*engines, *model)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "%s, batch %d, random data of %s's shape; median of %d interleaved rounds of %d steps\n\n",
 		*model, o.Batch, *dataset, *rounds, *steps)
 	_, err = train.Bench(names, p, benchSplit(p, h, w, c, classes), *rounds, *steps, stdout)
 	return err
+}
+
+// benchEngines parses --engines: each name once, each a registered engine
+// that can run the model (native runs logreg only), at least one.
+func benchEngines(list, model string) ([]string, error) {
+	var valid, runs []string // registered; those that can run the model
+	for e := range train.Engines {
+		valid = append(valid, e)
+		if e != "native" || model == "logreg" {
+			runs = append(runs, e)
+		}
+	}
+	slices.Sort(valid)
+	slices.Sort(runs)
+	var names []string
+	for _, e := range strings.Split(list, ",") {
+		switch e = strings.TrimSpace(e); {
+		case e == "":
+		case train.Engines[e] == nil:
+			return nil, fmt.Errorf("--engines %s: unknown engine %q: must be one of %s", list, e, strings.Join(valid, ", "))
+		case !slices.Contains(runs, e):
+			return nil, fmt.Errorf("--engines %s: the %s engine cannot run --model %s (it runs logreg only): use --engines %s",
+				list, e, model, strings.Join(runs, ","))
+		case slices.Contains(names, e):
+			return nil, fmt.Errorf("--engines %s: engine %q is named twice", list, e)
+		default:
+			names = append(names, e)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("--engines %q: name at least one engine: %s for --model %s", list, strings.Join(runs, ", "), model)
+	}
+	return names, nil
 }
 
 func modelNames() []string {

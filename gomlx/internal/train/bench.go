@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -27,7 +28,16 @@ type BenchRow struct {
 // (the statistics and the test, paper defaults) and of an SSLS step (the
 // line search with its trials), interleaved round by round so that the
 // ratios compare like with like on a shared machine.
+//
+// It fails, printing nothing, when engines is empty or rounds or steps is
+// below 1: a table must never be empty.
 func Bench(engines []string, p *Plan, train *Split, rounds, steps int, w io.Writer) ([]BenchRow, error) {
+	if len(engines) == 0 {
+		return nil, errors.New("bench: no engine to time")
+	}
+	if rounds < 1 || steps < 1 {
+		return nil, fmt.Errorf("bench: %d rounds of %d steps: both must be ≥ 1", rounds, steps)
+	}
 	var rows []BenchRow
 	for _, name := range engines {
 		mk := Engines[name]

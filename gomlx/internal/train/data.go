@@ -49,6 +49,18 @@ func (s *Source) NTrain() int {
 	return s.Images.TrainX.N
 }
 
+// Files are the path, size and SHA-256 of each file the dataset was read
+// from, in the order read; nil for synthetic data.
+func (s *Source) Files() []data.FileDigest {
+	switch {
+	case s.Text != nil:
+		return s.Text.Files
+	case s.Images != nil:
+		return s.Images.Files
+	}
+	return nil
+}
+
 // Load reads a dataset from the --data folder, SALSA_DATA or the
 // repository's copy (data.Resolve). With download, missing files are fetched
 // from mirror (the dataset's default mirror when empty) into that folder, or
