@@ -45,7 +45,7 @@ func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, er
 	}
 	sp, sl, ls := &cfg.SASAPlus, &cfg.Slope, &cfg.SSLS
 	if c.Has("warmup") {
-		sp.Warmup, sl.Warmup, cfg.SALSAWarmup = c.Warmup, c.Warmup, c.Warmup
+		sp.DropAfter, sl.DropAfter, cfg.SALSADropAfter = c.Warmup, c.Warmup, c.Warmup
 	}
 	if c.Has("drop_factor") {
 		if !(c.DropFactor > 1) || math.IsInf(c.DropFactor, 0) {

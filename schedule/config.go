@@ -10,14 +10,14 @@ import (
 
 // SASAPlusConfig configures SASA+ (paper Algorithm 1, Table 1).
 type SASAPlusConfig struct {
-	LR0      float64              // α_0 > 0
-	Theta    float64              // θ ∈ (0,1]: fraction of the samples since the last drop kept in the window
-	Delta    float64              // δ ∈ (0,1): the test uses the (1−δ) confidence interval (eq. (15))
-	Tau      float64              // τ ∈ (0,1): α ← τα on a drop
-	NMin     int                  // N_min ≥ 3: a test needs N > N_min samples
-	KTest    int                  // K_test ≥ 1: test when k mod K_test = 0
-	Warmup   int                  // ≥ 0: a drop needs k > Warmup (statopt's warmup)
-	Variance stats.VarianceMethod // σ̂_N estimator: BM (eq. (22)), OLBM (eq. (23)) or IID
+	LR0       float64              // α_0 > 0
+	Theta     float64              // θ ∈ (0,1]: fraction of the samples since the last drop kept in the window
+	Delta     float64              // δ ∈ (0,1): the test uses the (1−δ) confidence interval (eq. (15))
+	Tau       float64              // τ ∈ (0,1): α ← τα on a drop
+	NMin      int                  // N_min ≥ 3: a test needs N > N_min samples
+	KTest     int                  // K_test ≥ 1: test when k mod K_test = 0
+	DropAfter int                  // ≥ 0: a drop needs k > DropAfter (statopt's warmup)
+	Variance  stats.VarianceMethod // σ̂_N estimator: BM (eq. (22)), OLBM (eq. (23)) or IID
 
 	SignCheck    bool // statopt: also require the two half-window means to share a sign
 	Composite    bool // statopt: before the first drop, each half's interval must contain 0
@@ -58,6 +58,28 @@ func (a Along) String() string {
 	return "g"
 }
 
+// MarshalJSON writes the direction by name, "g" or "d" (statopt's ls_dir).
+func (a Along) MarshalJSON() ([]byte, error) {
+	if a != AlongG && a != AlongD {
+		return nil, fmt.Errorf("schedule: SearchAlong = %d: must be AlongG or AlongD", int(a))
+	}
+	return []byte(`"` + a.String() + `"`), nil
+}
+
+// UnmarshalJSON reads "g" or "d" or, as files written before names were
+// used hold, 0 or 1.
+func (a *Along) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"g"`, "0":
+		*a = AlongG
+	case `"d"`, "1":
+		*a = AlongD
+	default:
+		return fmt.Errorf("schedule: ls_dir = %s: must be \"g\" or \"d\"", b)
+	}
+	return nil
+}
+
 // SlopeConfig configures the SLOPE test (paper eq. (16) and appendix
 // slope test), used by SALSA to switch and by [Slope] as a drop rule.
 // SALSA uses only Theta, Delta, NMin and KTest.
@@ -68,7 +90,7 @@ type SlopeConfig struct {
 	Tau          float64 // τ ∈ (0,1) (drop rule only)
 	NMin         int     // ≥ 3: a test needs N > NMin losses
 	KTest        int     // ≥ 1: test when k mod KTest = 0 (statopt's SALSA: every step)
-	Warmup       int     // ≥ 0: a drop needs k > Warmup (drop rule only)
+	DropAfter    int     // ≥ 0: a drop needs k > DropAfter (drop rule only)
 	DivideLR     bool    // as in SASAPlusConfig (drop rule only)
 	KeepMomentum bool    // as in SASAPlusConfig (drop rule only)
 }
@@ -84,7 +106,7 @@ type SASAConfig struct {
 	Zeta         float64 // ζ > 0: relative half-width of the equivalence interval
 	NMin         int
 	KTest        int
-	Warmup       int
+	DropAfter    int
 	Variance     stats.VarianceMethod
 	DivideLR     bool
 	KeepMomentum bool
@@ -162,9 +184,9 @@ type Config struct {
 	Warmup     WarmupConfig
 	Constant   ConstantConfig
 	Validation ValidationConfig
-	// SALSAWarmup replaces SASAPlus.Warmup inside SALSA (statopt's SALSA
+	// SALSADropAfter replaces SASAPlus.DropAfter inside SALSA (statopt's SALSA
 	// default is 0 where its SASA+ default is 1000).
-	SALSAWarmup int
+	SALSADropAfter int
 	// ForceSwitchAt is SALSAConfig.ForceSwitchAt.
 	ForceSwitchAt int
 }
@@ -198,17 +220,17 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 		c.Slope = SlopeConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1, NMin: nmin, KTest: ktest}
 	case PresetStatopt:
 		c.SASAPlus = SASAPlusConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1,
-			NMin: 1000, KTest: 100, Warmup: 1000, Variance: stats.IID,
+			NMin: 1000, KTest: 100, DropAfter: 1000, Variance: stats.IID,
 			SignCheck: true, Composite: true, DivideLR: true}
 		c.SSLS = SSLSConfig{LR0: lr0, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: gamma, M: 2, AcceptEqual: true}
 		c.Slope = SlopeConfig{LR0: lr0, Theta: 1.0 / 8, Delta: 0.05, Tau: 0.1, NMin: 1000, KTest: 1,
-			Warmup: 1000, DivideLR: true}
+			DropAfter: 1000, DivideLR: true}
 	default:
 		return Config{}, fmt.Errorf("schedule: preset %q: must be %q or %q", p, PresetPaper, PresetStatopt)
 	}
 	sp := c.SASAPlus
 	c.SASA = SASAConfig{LR0: lr0, Theta: sp.Theta, Delta: sp.Delta, Tau: sp.Tau, Zeta: 0.02,
-		NMin: sp.NMin, KTest: sp.KTest, Warmup: sp.Warmup, Variance: sp.Variance, DivideLR: sp.DivideLR}
+		NMin: sp.NMin, KTest: sp.KTest, DropAfter: sp.DropAfter, Variance: sp.Variance, DivideLR: sp.DivideLR}
 	c.Cut = CutConfig{LR0: lr0, Tau: sp.Tau, DivideLR: sp.DivideLR}
 	c.Warmup = WarmupConfig{LR: lr0, Tau: sp.Tau}
 	c.Constant = ConstantConfig{LR: lr0, Tau: sp.Tau}
@@ -218,7 +240,7 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 // SALSA returns the SALSA configuration of the bundle.
 func (c Config) SALSA() SALSAConfig {
 	sp := c.SASAPlus
-	sp.Warmup = c.SALSAWarmup
+	sp.DropAfter = c.SALSADropAfter
 	return SALSAConfig{SSLS: c.SSLS, SASAPlus: sp, Slope: c.Slope, ForceSwitchAt: c.ForceSwitchAt}
 }
 
@@ -261,32 +283,45 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 	return nil, fmt.Errorf("schedule: method %q: must be one of %v", method, Methods)
 }
 
+// FieldError is an invalid configuration field: Validate and New return
+// one, naming the field as Go code spells it ("SASAPlusConfig.NMin"), its
+// value and the valid range. [KeysFor] tells which --set keys set a field.
+type FieldError struct {
+	Field string // "SASAPlusConfig.NMin", "CutConfig.DropSteps[1]"
+	Value any
+	Want  string // "must be ≥ 3"
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("schedule: %s = %v: %s", e.Field, e.Value, e.Want)
+}
+
 // Validation helpers: each names the field, the value and the valid range.
 
 func checkPos(field string, v float64) error {
 	if !(v > 0) || math.IsInf(v, 0) {
-		return fmt.Errorf("schedule: %s = %v: must be finite and > 0", field, v)
+		return &FieldError{field, v, "must be finite and > 0"}
 	}
 	return nil
 }
 
 func checkOpen01(field string, v float64) error {
 	if !(v > 0 && v < 1) {
-		return fmt.Errorf("schedule: %s = %v: must be in (0, 1)", field, v)
+		return &FieldError{field, v, "must be in (0, 1)"}
 	}
 	return nil
 }
 
 func checkTheta(field string, v float64) error {
 	if !(v > 0 && v <= 1) {
-		return fmt.Errorf("schedule: %s = %v: must be in (0, 1]", field, v)
+		return &FieldError{field, v, "must be in (0, 1]"}
 	}
 	return nil
 }
 
 func checkIntMin(field string, v, lo int) error {
 	if v < lo {
-		return fmt.Errorf("schedule: %s = %d: must be ≥ %d", field, v, lo)
+		return &FieldError{field, v, fmt.Sprintf("must be ≥ %d", lo)}
 	}
 	return nil
 }
@@ -296,7 +331,7 @@ func checkVariance(field string, m stats.VarianceMethod) error {
 	case stats.IID, stats.BM, stats.OLBM:
 		return nil
 	}
-	return fmt.Errorf("schedule: %s = %d: must be stats.IID, stats.BM or stats.OLBM", field, int(m))
+	return &FieldError{field, int(m), "must be stats.IID, stats.BM or stats.OLBM"}
 }
 
 func firstErr(errs ...error) error {
@@ -317,7 +352,7 @@ func (c SASAPlusConfig) Validate() error {
 		checkOpen01("SASAPlusConfig.Tau", c.Tau),
 		checkIntMin("SASAPlusConfig.NMin", c.NMin, 3),
 		checkIntMin("SASAPlusConfig.KTest", c.KTest, 1),
-		checkIntMin("SASAPlusConfig.Warmup", c.Warmup, 0),
+		checkIntMin("SASAPlusConfig.DropAfter", c.DropAfter, 0),
 		checkVariance("SASAPlusConfig.Variance", c.Variance))
 }
 
@@ -332,13 +367,13 @@ func (c SSLSConfig) Validate() error {
 		return err
 	}
 	if !(c.RhoInc >= 1) || math.IsInf(c.RhoInc, 0) {
-		return fmt.Errorf("schedule: SSLSConfig.RhoInc = %v: must be finite and ≥ 1", c.RhoInc)
+		return &FieldError{"SSLSConfig.RhoInc", c.RhoInc, "must be finite and ≥ 1"}
 	}
 	if !(c.Gamma >= 0 && c.Gamma <= 1) {
-		return fmt.Errorf("schedule: SSLSConfig.Gamma = %v: must be in [0, 1]", c.Gamma)
+		return &FieldError{"SSLSConfig.Gamma", c.Gamma, "must be in [0, 1]"}
 	}
 	if c.SearchAlong != AlongG && c.SearchAlong != AlongD {
-		return fmt.Errorf("schedule: SSLSConfig.SearchAlong = %d: must be AlongG or AlongD", int(c.SearchAlong))
+		return &FieldError{"SSLSConfig.SearchAlong", int(c.SearchAlong), "must be AlongG or AlongD"}
 	}
 	return nil
 }
@@ -349,7 +384,7 @@ func (c SlopeConfig) Validate() error {
 	return firstErr(
 		checkPos("SlopeConfig.LR0", c.LR0),
 		checkOpen01("SlopeConfig.Tau", c.Tau),
-		checkIntMin("SlopeConfig.Warmup", c.Warmup, 0),
+		checkIntMin("SlopeConfig.DropAfter", c.DropAfter, 0),
 		c.validateTest())
 }
 
@@ -371,7 +406,7 @@ func (c SASAConfig) Validate() error {
 		checkPos("SASAConfig.Zeta", c.Zeta),
 		checkIntMin("SASAConfig.NMin", c.NMin, 3),
 		checkIntMin("SASAConfig.KTest", c.KTest, 1),
-		checkIntMin("SASAConfig.Warmup", c.Warmup, 0),
+		checkIntMin("SASAConfig.DropAfter", c.DropAfter, 0),
 		checkVariance("SASAConfig.Variance", c.Variance))
 }
 
@@ -391,7 +426,7 @@ func (c ConstantConfig) Validate() error {
 func checkSteps(field string, steps []int) error {
 	for i, s := range steps {
 		if s < 1 || (i > 0 && s <= steps[i-1]) {
-			return fmt.Errorf("schedule: %s[%d] = %d: must be ≥ 1 and strictly increasing", field, i, s)
+			return &FieldError{fmt.Sprintf("%s[%d]", field, i), s, "must be ≥ 1 and strictly increasing"}
 		}
 	}
 	return nil
@@ -415,7 +450,7 @@ func (c ValidationConfig) Validate() error {
 		return err
 	}
 	if !(c.MinDelta >= 0) || math.IsInf(c.MinDelta, 0) {
-		return fmt.Errorf("schedule: ValidationConfig.MinDelta = %v: must be finite and ≥ 0", c.MinDelta)
+		return &FieldError{"ValidationConfig.MinDelta", c.MinDelta, "must be finite and ≥ 0"}
 	}
 	return nil
 }

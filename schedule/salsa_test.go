@@ -70,7 +70,7 @@ func TestSALSAForcedSwitchIsSSLSThenSASAPlus(t *testing.T) {
 	}
 	ssls, _ := schedule.NewSSLS(c.SSLS)
 	pc := c.SASAPlus
-	pc.LR0, pc.Warmup = c.SSLS.LR0, k
+	pc.LR0, pc.DropAfter = c.SSLS.LR0, k
 	plus, err := schedule.NewSASAPlus(pc)
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func (s *SASA) End(obs Observation) (Result, error) {
 	s.st.commit()
 	if tested {
 		res.Events = append(res.Events, ev)
-		if ev.Stationary && k > s.cfg.Warmup {
+		if ev.Stationary && k > s.cfg.DropAfter {
 			res.Events = append(res.Events, s.drop(k, "stationarity"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}

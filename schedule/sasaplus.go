@@ -104,7 +104,7 @@ func (s *SASAPlus) commit(p *plusStep, allowDrop bool) Result {
 	res := Result{Step: p.k, LR: p.lr}
 	if p.tested {
 		res.Events = append(res.Events, p.ev)
-		if allowDrop && p.ev.Stationary && p.k > s.cfg.Warmup {
+		if allowDrop && p.ev.Stationary && p.k > s.cfg.DropAfter {
 			res.Events = append(res.Events, s.drop(p.k, "stationarity"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}

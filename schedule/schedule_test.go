@@ -16,9 +16,9 @@ func small(p schedule.Preset) schedule.Config {
 	if err != nil {
 		panic(err)
 	}
-	c.SASAPlus.NMin, c.SASAPlus.KTest, c.SASAPlus.Warmup = 10, 10, 0
-	c.SASA.NMin, c.SASA.KTest, c.SASA.Warmup, c.SASA.Zeta = 10, 10, 0, 10
-	c.Slope.NMin, c.Slope.Warmup = 10, 0
+	c.SASAPlus.NMin, c.SASAPlus.KTest, c.SASAPlus.DropAfter = 10, 10, 0
+	c.SASA.NMin, c.SASA.KTest, c.SASA.DropAfter, c.SASA.Zeta = 10, 10, 0, 10
+	c.Slope.NMin, c.Slope.DropAfter = 10, 0
 	if p == schedule.PresetPaper {
 		c.Slope.KTest = 10
 	}
@@ -127,7 +127,7 @@ func TestDefaults(t *testing.T) {
 	}
 	sp := c.SASAPlus
 	if sp.NMin != 469 || sp.KTest != 100 || sp.Theta != 0.125 || sp.Delta != 0.05 || sp.Tau != 0.1 || sp.Variance != stats.BM ||
-		sp.SignCheck || sp.Composite || sp.DivideLR || sp.Warmup != 0 {
+		sp.SignCheck || sp.Composite || sp.DivideLR || sp.DropAfter != 0 {
 		t.Errorf("paper SASA+ defaults = %+v", sp)
 	}
 	ls := c.SSLS
@@ -141,7 +141,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.SASAPlus.NMin != 1000 || s.SASAPlus.Warmup != 1000 || s.SALSA().SASAPlus.Warmup != 0 || s.SASAPlus.Variance != stats.IID ||
+	if s.SASAPlus.NMin != 1000 || s.SASAPlus.DropAfter != 1000 || s.SALSA().SASAPlus.DropAfter != 0 || s.SASAPlus.Variance != stats.IID ||
 		!s.SASAPlus.SignCheck || !s.SASAPlus.Composite || !s.SASAPlus.DivideLR || s.Slope.KTest != 1 || !s.SSLS.AcceptEqual {
 		t.Errorf("statopt defaults = %+v", s)
 	}

@@ -2,6 +2,8 @@ package schedule
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,10 +11,12 @@ import (
 	"github.com/salsaopt/salsa/stats"
 )
 
-// setter applies one key to a bundle.
+// setter applies one key to a bundle. fields lists the fields bind writes,
+// for [KeyApplies] and [KeysFor].
 type setter struct {
-	help string
-	bind func(c *Config, key, v string) error
+	help   string
+	bind   func(c *Config, key, v string) error
+	fields func(c *Config) []any
 }
 
 func parseF(key, v string) (float64, error) {
@@ -39,8 +43,19 @@ func parseB(key, v string) (bool, error) {
 	return b, nil
 }
 
+// anyOf lists the pointers dst returns as []any.
+func anyOf[T any](dst func(c *Config) []*T) func(c *Config) []any {
+	return func(c *Config) []any {
+		var out []any
+		for _, p := range dst(c) {
+			out = append(out, p)
+		}
+		return out
+	}
+}
+
 func fkey(help string, dst func(c *Config) []*float64) setter {
-	return setter{help, func(c *Config, key, v string) error {
+	return setter{help: help, fields: anyOf(dst), bind: func(c *Config, key, v string) error {
 		f, err := parseF(key, v)
 		if err != nil {
 			return err
@@ -53,7 +68,7 @@ func fkey(help string, dst func(c *Config) []*float64) setter {
 }
 
 func ikey(help string, dst func(c *Config) []*int) setter {
-	return setter{help, func(c *Config, key, v string) error {
+	return setter{help: help, fields: anyOf(dst), bind: func(c *Config, key, v string) error {
 		i, err := parseI(key, v)
 		if err != nil {
 			return err
@@ -66,7 +81,7 @@ func ikey(help string, dst func(c *Config) []*int) setter {
 }
 
 func bkey(help string, dst func(c *Config) []*bool) setter {
-	return setter{help, func(c *Config, key, v string) error {
+	return setter{help: help, fields: anyOf(dst), bind: func(c *Config, key, v string) error {
 		b, err := parseB(key, v)
 		if err != nil {
 			return err
@@ -91,12 +106,12 @@ var setters = map[string]setter{
 	"tau": fkey("τ: drop factor of every drop rule", func(c *Config) []*float64 {
 		return []*float64{&c.SASAPlus.Tau, &c.SASA.Tau, &c.Slope.Tau, &c.Cut.Tau, &c.Warmup.Tau, &c.Constant.Tau}
 	}),
-	"nmin":         ikey("N_min of SASA+ and SASA", func(c *Config) []*int { return []*int{&c.SASAPlus.NMin, &c.SASA.NMin} }),
-	"ktest":        ikey("K_test of SASA+ and SASA", func(c *Config) []*int { return []*int{&c.SASAPlus.KTest, &c.SASA.KTest} }),
-	"warmup":       ikey("steps before SASA+, SASA or SLOPE may drop", func(c *Config) []*int { return []*int{&c.SASAPlus.Warmup, &c.SASA.Warmup, &c.Slope.Warmup} }),
-	"salsa_warmup": ikey("steps before SASA+ may drop inside SALSA", func(c *Config) []*int { return []*int{&c.SALSAWarmup} }),
-	"sign_check":   bkey("SASA+: require the two half-window means to share a sign (statopt)", func(c *Config) []*bool { return []*bool{&c.SASAPlus.SignCheck} }),
-	"composite":    bkey("SASA+: composite test before the first drop (statopt)", func(c *Config) []*bool { return []*bool{&c.SASAPlus.Composite} }),
+	"nmin":             ikey("N_min of SASA+ and SASA", func(c *Config) []*int { return []*int{&c.SASAPlus.NMin, &c.SASA.NMin} }),
+	"ktest":            ikey("K_test of SASA+ and SASA", func(c *Config) []*int { return []*int{&c.SASAPlus.KTest, &c.SASA.KTest} }),
+	"drop_after":       ikey("no drop by SASA+, SASA or SLOPE at steps k ≤ this (statopt's warmup)", func(c *Config) []*int { return []*int{&c.SASAPlus.DropAfter, &c.SASA.DropAfter, &c.Slope.DropAfter} }),
+	"salsa_drop_after": ikey("no drop by SASA+ inside SALSA at steps k ≤ this (statopt's SALSA warmup)", func(c *Config) []*int { return []*int{&c.SALSADropAfter} }),
+	"sign_check":       bkey("SASA+: require the two half-window means to share a sign (statopt)", func(c *Config) []*bool { return []*bool{&c.SASAPlus.SignCheck} }),
+	"composite":        bkey("SASA+: composite test before the first drop (statopt)", func(c *Config) []*bool { return []*bool{&c.SASAPlus.Composite} }),
 	"divide_lr": bkey("drops divide by 1/τ as statopt does", func(c *Config) []*bool {
 		return []*bool{&c.SASAPlus.DivideLR, &c.SASA.DivideLR, &c.Slope.DivideLR, &c.Cut.DivideLR}
 	}),
@@ -123,7 +138,9 @@ var setters = map[string]setter{
 }
 
 func init() {
-	setters["variance"] = setter{setters["variance"].help, func(c *Config, key, v string) error {
+	setters["variance"] = setter{help: setters["variance"].help, fields: func(c *Config) []any {
+		return []any{&c.SASAPlus.Variance, &c.SASA.Variance}
+	}, bind: func(c *Config, key, v string) error {
 		m, err := stats.ParseVarianceMethod(v)
 		if err != nil {
 			return fmt.Errorf("schedule: --set variance=%s: must be iid, bm or olbm", v)
@@ -131,7 +148,9 @@ func init() {
 		c.SASAPlus.Variance, c.SASA.Variance = m, m
 		return nil
 	}}
-	setters["ls_dir"] = setter{setters["ls_dir"].help, func(c *Config, key, v string) error {
+	setters["ls_dir"] = setter{help: setters["ls_dir"].help, fields: func(c *Config) []any {
+		return []any{&c.SSLS.SearchAlong}
+	}, bind: func(c *Config, key, v string) error {
 		switch v {
 		case "g":
 			c.SSLS.SearchAlong = AlongG
@@ -142,7 +161,9 @@ func init() {
 		}
 		return nil
 	}}
-	setters["drop_steps"] = setter{setters["drop_steps"].help, func(c *Config, key, v string) error {
+	setters["drop_steps"] = setter{help: setters["drop_steps"].help, fields: func(c *Config) []any {
+		return []any{&c.Cut.DropSteps, &c.Warmup.DropSteps}
+	}, bind: func(c *Config, key, v string) error {
 		var steps []int
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f == "" {
@@ -183,3 +204,132 @@ func Keys() []string {
 
 // KeyHelp describes a key for usage messages.
 func KeyHelp(key string) string { return setters[key].help }
+
+// fieldPaths maps the address of every field of c to its path in Config
+// ("SASAPlus.NMin", "ForceSwitchAt").
+func fieldPaths(c *Config) map[uintptr]string {
+	paths := map[uintptr]string{}
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		if f.Kind() != reflect.Struct {
+			paths[f.Addr().Pointer()] = name
+			continue
+		}
+		for j := range f.NumField() {
+			paths[f.Field(j).Addr().Pointer()] = name + "." + f.Type().Field(j).Name
+		}
+	}
+	return paths
+}
+
+// keyPaths returns the Config paths a key writes.
+func keyPaths(key string) []string {
+	s, ok := setters[key]
+	if !ok {
+		return nil
+	}
+	var c Config
+	paths := fieldPaths(&c)
+	var out []string
+	for _, p := range s.fields(&c) {
+		out = append(out, paths[reflect.ValueOf(p).Pointer()])
+	}
+	return out
+}
+
+// usedBy reports whether a method (one of [Methods]) reads the Config field
+// at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
+// the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; a -val method
+// also reads Validation.
+func usedBy(method, path string) bool {
+	top, field, _ := strings.Cut(path, ".")
+	if base, ok := strings.CutSuffix(method, "-val"); ok {
+		return top == "Validation" || usedBy(base, path)
+	}
+	switch method {
+	case "salsa":
+		switch top {
+		case "SSLS", "SALSADropAfter", "ForceSwitchAt":
+			return true
+		case "SASAPlus":
+			return field != "DropAfter"
+		case "Slope":
+			return field == "Theta" || field == "Delta" || field == "NMin" || field == "KTest"
+		}
+		return false
+	case "constant":
+		return top == "Constant"
+	case "cut":
+		return top == "Cut"
+	case "warmup":
+		return top == "Warmup"
+	case "sasa+":
+		return top == "SASAPlus"
+	case "sasa":
+		return top == "SASA"
+	case "slope":
+		return top == "Slope"
+	case "ssls":
+		return top == "SSLS"
+	}
+	return false
+}
+
+// KeyApplies reports whether setting key changes what method (one of
+// [Methods]) does: false for a key the method never reads, such as zeta
+// for SASA+ or drop_after inside SALSA (which reads salsa_drop_after).
+func KeyApplies(key, method string) bool {
+	for _, p := range keyPaths(key) {
+		if usedBy(method, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// MethodsOf lists the methods of [Methods] a key applies to.
+func MethodsOf(key string) []string {
+	var out []string
+	for _, m := range Methods {
+		if KeyApplies(key, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// KeysFor lists the keys that set the field a [FieldError] names
+// ("SASAPlusConfig.NMin", "CutConfig.DropSteps[1]"), the most specific
+// first; inside SALSA, SASA+'s DropAfter is set by salsa_drop_after.
+func KeysFor(method, field string) []string {
+	typ, name, ok := strings.Cut(field, ".")
+	if !ok {
+		return nil
+	}
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	var top string
+	ct := reflect.TypeFor[Config]()
+	for i := range ct.NumField() {
+		if f := ct.Field(i); f.Type.Name() == typ {
+			top = f.Name
+		}
+	}
+	path := top + "." + name
+	switch {
+	case typ == "SALSAConfig":
+		path = name
+	case top == "SASAPlus" && name == "DropAfter" && strings.TrimSuffix(method, "-val") == "salsa":
+		path = "SALSADropAfter"
+	}
+	var keys []string
+	for _, k := range Keys() {
+		if slices.Contains(keyPaths(k), path) {
+			keys = append(keys, k)
+		}
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return len(keyPaths(keys[i])) < len(keyPaths(keys[j])) })
+	return keys
+}

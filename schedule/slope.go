@@ -65,7 +65,7 @@ func (s *Slope) End(obs Observation) (Result, error) {
 	s.st.commit()
 	if tested {
 		res.Events = append(res.Events, ev)
-		if !ev.Decreasing && k > s.cfg.Warmup {
+		if !ev.Decreasing && k > s.cfg.DropAfter {
 			res.Events = append(res.Events, s.drop(k, "slope"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}

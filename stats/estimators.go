@@ -3,6 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // VarianceMethod selects the estimator of σ̂_N in eq. (15).
@@ -25,6 +27,33 @@ func (m VarianceMethod) String() string {
 		return "olbm"
 	}
 	return fmt.Sprintf("VarianceMethod(%d)", int(m))
+}
+
+// MarshalJSON writes the method by name ("bm"), so that run files and
+// snapshots read as the settings a user types.
+func (m VarianceMethod) MarshalJSON() ([]byte, error) {
+	if m != IID && m != BM && m != OLBM {
+		return nil, fmt.Errorf("stats: variance method = %d: must be IID, BM or OLBM", int(m))
+	}
+	return []byte(`"` + m.String() + `"`), nil
+}
+
+// UnmarshalJSON reads a name ("iid", "bm", "olbm") or, as files written
+// before names were used hold, the number (1, 2, 3).
+func (m *VarianceMethod) UnmarshalJSON(b []byte) error {
+	var v VarianceMethod
+	if len(b) > 0 && b[0] == '"' {
+		var err error
+		if v, err = ParseVarianceMethod(strings.Trim(string(b), `"`)); err != nil {
+			return err
+		}
+	} else if n, err := strconv.Atoi(string(b)); err == nil && n >= int(IID) && n <= int(OLBM) {
+		v = VarianceMethod(n)
+	} else {
+		return fmt.Errorf("stats: variance method = %s: must be one of \"iid\", \"bm\", \"olbm\"", b)
+	}
+	*m = v
+	return nil
 }
 
 // ParseVarianceMethod parses "iid", "bm" or "olbm". statopt's "mb" (which

@@ -162,8 +162,16 @@ func trainRun(t *testing.T, method string) string {
 	t.Helper()
 	all, test := synthSplit(480, 24, 1), synthSplit(100, 24, 2)
 	o := train.Options{Dataset: "mnist", Model: "logreg", Method: method, Preset: "paper", LR0: replayLR0,
-		Epochs: 4, Batch: 16, Seed: 3, Engine: "native",
-		Sets: [][2]string{{"nmin", "10"}, {"ktest", "10"}, {"slope_nmin", "10"}, {"slope_ktest", "10"}}}
+		Epochs: 4, Batch: 16, Seed: 3, Engine: "native"}
+	sched, err := replay.Scheduler(method)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"nmin", "ktest", "slope_nmin", "slope_ktest"} { // those the method reads
+		if schedule.KeyApplies(k, sched) {
+			o.Sets = append(o.Sets, [2]string{k, "10"})
+		}
+	}
 	if method == "shb-hand" {
 		o.Drops = []int{1, 3}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +48,77 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// resumeFlags checks the flags given with --resume against the run's: a
+// flag that would change the run is refused (a resumed run keeps its
+// settings); --epochs sets the run's new length, which may extend a
+// finished run.
+func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags, p *train.Plan, ck *train.Checkpoint, out string, stderr io.Writer) error {
+	ro := p.Options
+	var conflicts []string
+	fs.Visit(func(f *flag.Flag) {
+		var given, run string
+		switch f.Name {
+		case "out", "resume", "epochs", "max-steps", "data", "download", "mirror", "no-plots":
+			return
+		case "dataset":
+			given, run = o.Dataset, ro.Dataset
+		case "model":
+			given, run = o.Model, ro.Model
+		case "method":
+			given, run = o.Method, ro.Method
+		case "preset":
+			given, run = o.Preset, ro.Preset
+		case "lr0":
+			given, run = fmt.Sprint(o.LR0), fmt.Sprint(ro.LR0)
+		case "batch":
+			given, run = fmt.Sprint(o.Batch), fmt.Sprint(ro.Batch)
+		case "seed":
+			given, run = fmt.Sprint(o.Seed), fmt.Sprint(ro.Seed)
+		case "engine":
+			if o.Engine == "auto" {
+				return
+			}
+			given, run = o.Engine, ro.Engine
+		case "label":
+			given, run = o.Label, ro.Label
+		case "limit":
+			given, run = fmt.Sprint(o.Limit), fmt.Sprint(ro.Limit)
+		case "test-limit":
+			given, run = fmt.Sprint(o.TestLimit), fmt.Sprint(ro.TestLimit)
+		case "drops":
+			given, run = fmt.Sprint([]int(drops)), fmt.Sprint(ro.Drops)
+		case "set":
+			given, run = fmt.Sprint(sets.pairs()), fmt.Sprint(ro.Sets)
+		default:
+			given, run = f.Value.String(), "?"
+		}
+		if given != run {
+			conflicts = append(conflicts, fmt.Sprintf("--%s %s (the run has %s)", f.Name, given, run))
+		}
+	})
+	if len(conflicts) > 0 {
+		return fmt.Errorf("--resume: %s: a resumed run keeps its settings; to train with others, start a new run with another --out", strings.Join(conflicts, ", "))
+	}
+	epochsSet := false
+	fs.Visit(func(f *flag.Flag) { epochsSet = epochsSet || f.Name == "epochs" })
+	if !epochsSet || o.Epochs == ro.Epochs {
+		return nil
+	}
+	done := len(ck.Epochs)
+	if o.Epochs < done {
+		return fmt.Errorf("--resume --epochs %d: the run in %s has completed %d epochs already (give ≥ %d)", o.Epochs, out, done, done)
+	}
+	fmt.Fprintf(stderr, "salsa train: --epochs %d: the run goes on to epoch %d (it was set to %d)\n", o.Epochs, o.Epochs, ro.Epochs)
+	switch ro.Method {
+	case "shb-hand":
+		fmt.Fprintf(stderr, "warning: --epochs: shb-hand keeps the cuts it was given for --epochs %d (after epochs %v)\n", ro.Epochs, ro.Drops)
+	case "adam-warmup":
+		fmt.Fprintf(stderr, "warning: --epochs: adam-warmup keeps the warmup it was given for --epochs %d (%.3g epochs)\n", ro.Epochs, p.WarmupEpochs)
+	}
+	p.Options.Epochs = o.Epochs
+	return nil
+}
+
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	o := train.Options{}
@@ -66,12 +138,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, else gomlx), gomlx or native")
 	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
 	fs.IntVar(&o.Limit, "limit", 0, "train on the first `N` training examples (tokens for a text) only, for a quick try (0: all)")
+	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first `N` test examples (tokens for a text) only, to make each epoch's test cheaper (0: all)")
 	var drops intList
 	fs.Var(&drops, "drops", "shb-hand: comma-separated `epochs` after which the rate is cut by τ (default: after one and two thirds of --epochs)")
 	var sets setFlags
 	fs.Var(&sets, "set", "`key=value` hyperparameter, repeatable (see 'salsa help train')")
 	out := fs.String("out", "", "run `directory` (required)")
-	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint (other flags are taken from it)")
+	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint, with its settings (--epochs N trains on to epoch N, also after the run finished)")
 	maxSteps := fs.Int("max-steps", 0, "stop after this many steps in all, for a quick try (the run can be resumed)")
 	dataDir := fs.String("data", "", "data root holding <dataset>/ (default $SALSA_DATA, else the copy in the repository)")
 	download := fs.Bool("download", false, "download the dataset's missing files (verified by SHA-256)")
@@ -107,6 +180,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		p = &ck.Plan
+		if err := resumeFlags(fs, o, drops, sets, p, ck, *out, stderr); err != nil {
+			return err
+		}
 	} else {
 		if _, err := os.Stat(*out + "/checkpoint.gob"); err == nil {
 			return fmt.Errorf("--out %s holds a run already: pass --resume to continue it, or choose another directory", *out)
@@ -135,6 +211,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if p, err = train.NewPlan(opts, src.NTrain()); err != nil {
 			return err
 		}
+		p.Data = src.Files()
 	}
 	tr, val, test, err := train.Splits(src, p)
 	if err != nil {

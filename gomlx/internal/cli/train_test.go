@@ -107,7 +107,7 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"train", "--out", dir, "--epochs", "x"}, 2, `invalid value "x" for flag -epochs`},
 		{[]string{"train", "--out", dir, "--drops", "1,a"}, 2, `"a" is not an integer epoch`},
 		{[]string{"train", "--out", dir, "--set", "theta"}, 2, `"theta": want key=value`},
-		{[]string{"train", "--out", dir, "--set", "tau=7"}, 1, "Tau = 7: must be in (0, 1)"},
+		{[]string{"train", "--out", dir, "--set", "tau=7"}, 1, "salsa train: --set tau=7: must be in (0, 1)\n"},
 		{[]string{"train", "--out", dir, "--engine", "native", "--model", "mlp"}, 1, "--engine native: only --model logreg"},
 		{[]string{"train", "--out", dir, "--max-steps", "-3"}, 1, "--max-steps -3: must be ≥ 0"},
 		{[]string{"train", "--resume", "--out", filepath.Join(dir, "none")}, 1, "--resume"},
@@ -138,5 +138,54 @@ func TestUsageAndVersion(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "github.com/gomlx/gomlx ") || !strings.Contains(out, "simd ") {
 			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
+	}
+}
+
+// --resume refuses flags that would change the run, accepts those equal to
+// the run's, and --epochs N extends a finished run to exactly what an
+// uninterrupted N-epoch run gives.
+func TestResumeFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	a, b := t.TempDir(), t.TempDir()
+	common := []string{"train", "--limit", "1280", "--no-plots", "--seed", "2"}
+	code, full, errs := run(t, append(common, "--epochs", "2", "--out", a)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if code, _, errs = run(t, append(common, "--epochs", "1", "--out", b)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "sasa+"}, "--resume: --method sasa+ (the run has salsa)"},
+		{[]string{"--lr0", "0.5", "--seed", "2"}, "--resume: --lr0 0.5 (the run has 0.01): a resumed run keeps its settings"},
+		{[]string{"--set", "theta=0.5"}, "--set [[theta 0.5]] (the run has [])"},
+		{[]string{"--limit", "640"}, "--limit 640 (the run has 1280)"},
+	} {
+		code, _, errs := run(t, append([]string{"train", "--resume", "--out", b}, c.args...)...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("--resume %v: exit %d, %q; want 1 and %q", c.args, code, errs, c.want)
+		}
+	}
+	code, ext, errs := run(t, "train", "--resume", "--out", b, "--epochs", "2", "--seed", "2", "--no-plots")
+	if code != 0 || !strings.Contains(errs, "the run goes on to epoch 2 (it was set to 1)") {
+		t.Fatalf("--resume --epochs 2: exit %d: %s", code, errs)
+	}
+	cut := func(s string) string { return s[:strings.Index(s, " seconds=")] }
+	if cut(ext) != cut(full) {
+		t.Errorf("extended: %q\nuninterrupted: %q", ext, full)
+	}
+	x, _ := os.ReadFile(filepath.Join(a, "steps.csv.gz"))
+	y, _ := os.ReadFile(filepath.Join(b, "steps.csv.gz"))
+	if !bytes.Equal(x, y) {
+		t.Error("steps.csv.gz of the extended run differs from the uninterrupted one")
+	}
+	code, _, errs = run(t, "train", "--resume", "--out", b, "--epochs", "1")
+	if code != 1 || !strings.Contains(errs, "has completed 2 epochs already (give ≥ 2)") {
+		t.Errorf("--resume --epochs 1 after 2: exit %d, %q", code, errs)
 	}
 }

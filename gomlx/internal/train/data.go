@@ -144,7 +144,8 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 			val = &Split{Tokens: c.Valid, Labels: v}
 		}
 		if len(c.Test) > 0 {
-			test = &Split{Tokens: c.Test, Labels: v}
+			test = &Split{Tokens: limit(c.Test, p.Options.TestLimit), Labels: v}
+			p.NTest = len(test.Tokens)
 		}
 		return train, val, test, nil
 	}
@@ -157,6 +158,10 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 	if test, err = imageSplit(ds.TestX, ds.TestY, ds, m.Conv); err != nil {
 		return nil, nil, nil, err
 	}
+	if n := p.Options.TestLimit; n > 0 && n < test.N() { // --test-limit
+		test.X, test.Y = test.X[:n*test.Dim], test.Y[:n]
+	}
+	p.NTest = test.N()
 	if n := p.NTrain + p.NVal; n < all.N() { // --limit
 		all.X, all.Y = all.X[:n*all.Dim], all.Y[:n]
 	}
@@ -169,6 +174,15 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 		val.X, val.Y = all.X[n*d:], all.Y[n:]
 	}
 	return train, val, test, nil
+}
+
+// limit returns the first n tokens of t, or all of them when n is 0 or
+// beyond its end.
+func limit(t []int, n int) []int {
+	if n > 0 && n < len(t) {
+		return t[:n]
+	}
+	return t
 }
 
 // Perm is the order of the training examples in epoch e (1-based): a fresh

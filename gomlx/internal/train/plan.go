@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -80,6 +81,9 @@ type Options struct {
 	// Limit > 0 trains on the first Limit training examples (or tokens)
 	// only, for a quick try.
 	Limit int `json:"limit,omitempty"`
+	// TestLimit > 0 evaluates on the first TestLimit test examples (or
+	// tokens) only, to make each epoch's evaluation cheaper.
+	TestLimit int `json:"test_limit,omitempty"`
 	// Sets are the --set key=value pairs, in order: the keys of setKeys
 	// and schedule.Keys().
 	Sets [][2]string `json:"sets,omitempty"`
@@ -106,12 +110,15 @@ type Plan struct {
 	Direction     Direction       `json:"direction"`
 	NTrain        int             `json:"n_train"` // examples, or tokens of a text
 	NVal          int             `json:"n_val"`
-	NTest         int             `json:"n_test"`
+	NTest         int             `json:"n_test"` // set by Splits
 	StepsPerEpoch int             `json:"steps_per_epoch"`
 	WarmupEpochs  float64         `json:"warmup_epochs,omitempty"`
 	ValFraction   float64         `json:"val_fraction,omitempty"`
 	BPTT          int             `json:"bptt,omitempty"`    // language models
 	Augment       bool            `json:"augment,omitempty"` // random crop (pad 2) and flip
+	// Data are the files the data set was read from (set by the caller
+	// that loaded it; written to run.json's data, not to the plan).
+	Data []data.FileDigest `json:"-"`
 }
 
 // Validate checks the options and names the flag, the value and what is
@@ -138,6 +145,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--epochs %d: must be ≥ 1", o.Epochs)
 	case o.Limit < 0:
 		return fmt.Errorf("--limit %d: must be ≥ 0 (0: the whole training set)", o.Limit)
+	case o.TestLimit < 0:
+		return fmt.Errorf("--test-limit %d: must be ≥ 0 (0: the whole test set)", o.TestLimit)
 	case o.Batch < 0:
 		return fmt.Errorf("--batch %d: must be ≥ 1 (or 0 for the model's default, %d for %s)", o.Batch, m.Batch, o.Model)
 	}
@@ -240,13 +249,20 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	if strings.HasSuffix(o.Method, "-val") && !m.Text {
 		p.ValFraction = 0.1
 	}
+	schedName, err := replay.Scheduler(o.Method)
+	if err != nil {
+		return nil, err
+	}
 	var sched [][2]string
 	for _, kv := range o.Sets {
 		k, v := kv[0], kv[1]
+		if err := checkKeyApplies(k, o.Method, schedName); err != nil {
+			return nil, err
+		}
+		if k == "warmup_steps" && slices.ContainsFunc(o.Sets, func(kv [2]string) bool { return kv[0] == "warmup_epochs" }) {
+			return nil, fmt.Errorf("--set warmup_steps and warmup_epochs both set the warmup's length: give one")
+		}
 		if _, ok := setKeys[k]; !ok {
-			if !slices.Contains(schedule.Keys(), k) {
-				return nil, fmt.Errorf("--set %s: unknown key; the keys are %s", k, strings.Join(SortedSetKeys(), ", "))
-			}
 			sched = append(sched, kv)
 			continue
 		}
@@ -356,12 +372,75 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		return nil, fmt.Errorf("--set ls_dir=d: the engines search along g only (statopt's ls_dir='g'); " +
 			"a program that drives the scheduler itself can search along d")
 	}
-	p.Schedule = cfg
-	if p.Scheduler, err = replay.Scheduler(o.Method); err != nil {
-		return nil, err
-	}
+	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
-		return nil, err
+		return nil, userError(err, o)
 	}
 	return p, nil
+}
+
+// checkKeyApplies refuses an unknown --set key, and a key that would do
+// nothing for the method (or that a flag sets).
+func checkKeyApplies(k, method, schedName string) error {
+	if _, ok := setKeys[k]; !ok && !slices.Contains(schedule.Keys(), k) {
+		return fmt.Errorf("--set %s: unknown key; the keys are %s", k, strings.Join(SortedSetKeys(), ", "))
+	}
+	var applies []string // train's methods the key applies to
+	switch k {
+	case "lr0":
+		return fmt.Errorf("--set lr0: use --lr0")
+	case "drop_steps":
+		return fmt.Errorf("--set drop_steps: use --drops (epochs after which shb-hand cuts)")
+	case "momentum", "nu":
+		applies = slices.DeleteFunc(slices.Clone(Methods), func(m string) bool { return m == "adam-warmup" })
+	case "adam_beta1", "adam_beta2", "adam_eps", "warmup_epochs":
+		applies = []string{"adam-warmup"}
+	default:
+		if _, ok := setKeys[k]; ok {
+			return nil // the model and data keys check themselves
+		}
+		for _, m := range Methods {
+			if s, err := replay.Scheduler(m); err == nil && schedule.KeyApplies(k, s) {
+				applies = append(applies, m)
+			}
+		}
+	}
+	if slices.Contains(applies, method) {
+		return nil
+	}
+	if len(applies) == 0 {
+		return fmt.Errorf("--set %s does nothing for any --method of salsa train", k)
+	}
+	return fmt.Errorf("--set %s does nothing for --method %s; it applies to %s", k, method, strings.Join(applies, ", "))
+}
+
+// userError rewrites a *schedule.FieldError, which names the Go field
+// ("SASAPlusConfig.NMin"), with the --set key or flag that set it.
+func userError(err error, o Options) error {
+	var fe *schedule.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	sched, _ := replay.Scheduler(o.Method)
+	keys := schedule.KeysFor(sched, fe.Field)
+	key := ""
+	for _, kv := range o.Sets { // the key the user typed; the last one wins
+		if slices.Contains(keys, kv[0]) {
+			key = kv[0]
+		}
+	}
+	switch {
+	case key != "":
+	case slices.Contains(keys, "lr0"):
+		return fmt.Errorf("--lr0 %v: %s", fe.Value, fe.Want)
+	case strings.HasPrefix(fe.Field, "CutConfig.DropSteps"):
+		return fmt.Errorf("--drops %v: a cut must come after a step ≥ 1", o.Drops)
+	case strings.HasPrefix(fe.Field, "WarmupConfig.Steps"):
+		key = "warmup_epochs"
+	case len(keys) > 0:
+		key = keys[0]
+	default:
+		return err
+	}
+	return fmt.Errorf("--set %s=%v: %s", key, fe.Value, fe.Want)
 }

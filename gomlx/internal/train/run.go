@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/salsaopt/salsa/data"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
@@ -141,12 +142,24 @@ type Checkpoint struct {
 	Switched  bool
 	Scheduler []byte
 	Engine    []byte
-	Rows      []trace.Row
-	Events    []schedule.Event
-	Epochs    []EpochRow
+	// Pending are the steps and events of the epoch in progress: the log
+	// files hold those of the completed epochs (Logged bytes of each), and
+	// the rows of an epoch are appended when it ends. A checkpoint thus
+	// holds at most one epoch of rows, and an epoch's save writes only its
+	// own rows: the I/O of a run grows linearly with its length.
+	Pending       []trace.Row
+	PendingEvents []schedule.Event
+	Logged        LogSizes
+	Epochs        []EpochRow
+	NEvents       int // events of the whole run
 }
 
-const checkpointVersion = 2
+// LogSizes are the sizes in bytes of steps.csv.gz, events.csv and
+// epochs.csv that hold the completed epochs; bytes beyond them (the partial
+// epoch a stopped run wrote, for plotting) are replaced when the run goes on.
+type LogSizes struct{ Steps, Events, Epochs int64 }
+
+const checkpointVersion = 3
 
 func writeAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
@@ -154,6 +167,16 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// RunJSON is the content of a run's run.json: the plan (the options as
+// given, the resolved schedule and direction, the split sizes), the engine,
+// the build's versions and the SHA-256 of every data file read.
+type RunJSON struct {
+	Plan     *Plan             `json:"plan"`
+	Engine   string            `json:"engine"`
+	Versions map[string]string `json:"versions"`
+	Data     []data.FileDigest `json:"data,omitempty"`
 }
 
 // Versions reports the Go and module versions the binary was built with.
@@ -215,8 +238,17 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if ck, err = ReadCheckpoint(out); err != nil {
 			return nil, err
 		}
+		if p.Options.Epochs < len(ck.Epochs) {
+			return nil, fmt.Errorf("--resume %s: --epochs %d: the run has completed %d epochs", out, p.Options.Epochs, len(ck.Epochs))
+		}
+		ck.Plan.Options.Epochs = p.Options.Epochs // --resume --epochs N: the run's new length
 		if sched, err = schedule.Restore(ck.Scheduler); err != nil {
 			return nil, fmt.Errorf("--resume %s: %w", out, err)
+		}
+		for name, n := range map[string]int64{"steps.csv.gz": ck.Logged.Steps, "events.csv": ck.Logged.Events, "epochs.csv": ck.Logged.Epochs} {
+			if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() < n {
+				return nil, fmt.Errorf("--resume %s: %s has %d bytes, the checkpoint's epochs need %d: the file was changed or removed", out, name, size(st), n)
+			}
 		}
 		if err := eng.UnmarshalBinary(ck.Engine); err != nil {
 			return nil, fmt.Errorf("--resume %s: %w", out, err)
@@ -225,13 +257,17 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return nil, err
 		}
-		rj, _ := json.MarshalIndent(map[string]any{"method": p.Options.Method, "label": p.Options.Label,
-			"schedule": p.Schedule, "plan": p, "versions": Versions(), "engine": engineName}, "", "  ")
+		rj, err := json.MarshalIndent(RunJSON{Plan: p, Engine: engineName, Versions: Versions(), Data: p.Data}, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("run.json: %w", err)
+		}
 		if err := writeAtomic(filepath.Join(out, "run.json"), append(rj, '\n')); err != nil {
 			return nil, err
 		}
 	}
-	save := func() error {
+	// save writes the logs and the checkpoint; at an epoch's end (epoch !=
+	// nil) the epoch's rows become part of the logs for good.
+	save := func(epoch *EpochRow) error {
 		ck.Saved = ck.Step
 		var err error
 		if ck.Scheduler, err = sched.MarshalBinary(); err != nil {
@@ -240,11 +276,15 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if ck.Engine, err = eng.MarshalBinary(); err != nil {
 			return err
 		}
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
+		sizes, err := appendLogs(out, ck, epoch)
+		if err != nil {
 			return err
 		}
-		if err := writeOutputs(out, ck); err != nil {
+		if epoch != nil {
+			ck.Logged, ck.Pending, ck.PendingEvents = sizes, nil, nil
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
 			return err
 		}
 		return writeAtomic(filepath.Join(out, "checkpoint.gob"), buf.Bytes())
@@ -267,7 +307,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			interrupted := ctx.Err() != nil
 			if interrupted || maxSteps > 0 && ck.Step >= maxSteps {
 				ck.Seconds = time.Since(start).Seconds()
-				if err := save(); err != nil {
+				if err := save(nil); err != nil {
 					return nil, err
 				}
 				return &Result{Epochs: ck.Epoch - 1, Steps: ck.Step, LR: sched.LR(), Seconds: ck.Seconds, Stopped: true,
@@ -287,7 +327,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			}
 			ck.Step = k
 			ck.LossSum += st.Loss
-			ck.Rows = append(ck.Rows, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched})
+			ck.Pending = append(ck.Pending, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched})
 			ck.count(st.Events)
 			if progress != nil {
 				progress(ck.Epoch, ck.Pos+1, st.Result, st.Loss)
@@ -326,7 +366,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			TestLoss: tl, TestAcc: ta, TestPPL: ppl, ValLoss: valLoss, Switched: ck.Switched, Drops: ck.Drops, Seconds: ck.Seconds}
 		ck.Epochs = append(ck.Epochs, r)
 		ck.Epoch, ck.Pos, ck.LossSum = ck.Epoch+1, 0, 0
-		if err := save(); err != nil {
+		if err := save(&r); err != nil {
 			return nil, err
 		}
 		if log != nil {
@@ -348,7 +388,8 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 
 // count records drops and switches for epochs.csv.
 func (ck *Checkpoint) count(evs []schedule.Event) {
-	ck.Events = append(ck.Events, evs...)
+	ck.PendingEvents = append(ck.PendingEvents, evs...)
+	ck.NEvents += len(evs)
 	for _, e := range evs {
 		switch e.Kind {
 		case schedule.KindDrop:
@@ -369,7 +410,7 @@ func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) err
 		what = fmt.Sprintf("the training loss is %v", loss)
 	}
 	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
-	if werr := writeOutputs(out, ck); werr != nil {
+	if _, werr := appendLogs(out, ck, nil); werr != nil {
 		logs = "writing the logs failed too: " + werr.Error()
 	}
 	ckpt := "no checkpoint was written before it (the first is written at the end of epoch 1)"
@@ -379,40 +420,85 @@ func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) err
 	return fmt.Errorf("step %d (epoch %d): %s: stopping; %s; %s. Try a smaller --lr0, or another --method", k, ck.Epoch, what, logs, ckpt)
 }
 
-// writeOutputs rewrites epochs.csv, steps.csv.gz and events.csv from the
-// checkpoint's rows, atomically, so that a resumed run's files are those of
-// an uninterrupted one.
-func writeOutputs(out string, ck *Checkpoint) error {
-	var eb strings.Builder
-	eb.WriteString(EpochsHeader + "\n")
-	for _, r := range ck.Epochs {
-		eb.WriteString(r.format() + "\n")
+// appendLogs cuts steps.csv.gz, events.csv and epochs.csv back to the
+// completed epochs (ck.Logged) and appends the pending steps and events and,
+// at an epoch's end, the epoch's row. steps.csv.gz gets one gzip member per
+// epoch (gzip readers read the members as one stream), so the files of a
+// resumed run equal those of an uninterrupted one byte for byte. It returns
+// the sizes after the append.
+func appendLogs(out string, ck *Checkpoint, epoch *EpochRow) (LogSizes, error) {
+	var sizes LogSizes
+	var raw bytes.Buffer
+	if ck.Logged.Steps == 0 {
+		raw.WriteString(trace.TraceHeader + "\n")
 	}
-	if err := writeAtomic(filepath.Join(out, "epochs.csv"), []byte(eb.String())); err != nil {
-		return err
+	var line []byte
+	for _, r := range ck.Pending {
+		line = append(trace.AppendRow(line[:0], r), '\n')
+		raw.Write(line)
 	}
-	var sb bytes.Buffer
-	zw := gzip.NewWriter(&sb)
-	tw, err := trace.NewTraceWriter(zw)
-	if err != nil {
-		return err
-	}
-	for _, r := range ck.Rows {
-		if err := tw.Write(r); err != nil {
-			return err
+	var steps bytes.Buffer
+	if raw.Len() > 0 {
+		zw := gzip.NewWriter(&steps)
+		_, werr := zw.Write(raw.Bytes())
+		if err := errors.Join(werr, zw.Close()); err != nil {
+			return sizes, err
 		}
 	}
-	if err := errors.Join(tw.Flush(), zw.Close()); err != nil {
-		return err
+	var events bytes.Buffer
+	if err := trace.WriteEvents(&events, ck.PendingEvents); err != nil {
+		return sizes, err
 	}
-	if err := writeAtomic(filepath.Join(out, "steps.csv.gz"), sb.Bytes()); err != nil {
-		return err
+	ev := events.Bytes()
+	if ck.Logged.Events > 0 {
+		ev = ev[len(trace.EventsHeader)+1:]
 	}
-	var evb bytes.Buffer
-	if err := trace.WriteEvents(&evb, ck.Events); err != nil {
-		return err
+	var ep []byte
+	if ck.Logged.Epochs == 0 {
+		ep = []byte(EpochsHeader + "\n")
 	}
-	return writeAtomic(filepath.Join(out, "events.csv"), evb.Bytes())
+	if epoch != nil {
+		ep = append(ep, epoch.format()+"\n"...)
+	}
+	var err error
+	if sizes.Steps, err = appendAt(filepath.Join(out, "steps.csv.gz"), ck.Logged.Steps, steps.Bytes()); err != nil {
+		return sizes, err
+	}
+	if sizes.Events, err = appendAt(filepath.Join(out, "events.csv"), ck.Logged.Events, ev); err != nil {
+		return sizes, err
+	}
+	if sizes.Epochs, err = appendAt(filepath.Join(out, "epochs.csv"), ck.Logged.Epochs, ep); err != nil {
+		return sizes, err
+	}
+	return sizes, nil
+}
+
+// size is a file's size, 0 when there is none.
+func size(st os.FileInfo) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// appendAt cuts the file at path to off bytes, appends b and returns the
+// new size. A file shorter than off was changed by someone else: an error.
+func appendAt(path string, off int64, b []byte) (int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < off {
+		err = fmt.Errorf("%s has %d bytes, the checkpoint's epochs need %d: the file was changed", path, st.Size(), off)
+	}
+	if err == nil {
+		err = f.Truncate(off)
+	}
+	if err == nil {
+		_, err = f.WriteAt(b, off)
+	}
+	return off + int64(len(b)), errors.Join(err, f.Close())
 }
 
 // ReadCheckpoint reads the checkpoint of the run in dir.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/data"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
@@ -77,7 +78,11 @@ func TestResumeIsBitExact(t *testing.T) {
 	for _, method := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val"} {
 		t.Run(method, func(t *testing.T) {
 			n := train.N()
-			p := plan(t, method, n, [2]string{"nmin", "10"}, [2]string{"ktest", "10"}, [2]string{"slope_nmin", "10"}, [2]string{"slope_ktest", "10"})
+			var sets [][2]string // short windows, so that the tests run
+			if method == "salsa" || method == "salsa-val" {
+				sets = [][2]string{{"nmin", "10"}, {"ktest", "10"}, {"slope_nmin", "10"}, {"slope_ktest", "10"}}
+			}
+			p := plan(t, method, n, sets...)
 			tr, val := train, (*Split)(nil)
 			if p.NVal > 0 {
 				tr = &Split{X: train.X[:p.NTrain*train.Dim], Y: train.Y[:p.NTrain], Dim: train.Dim, Labels: 3}
@@ -92,10 +97,10 @@ func TestResumeIsBitExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if method != "adam-warmup" && len(ckWant.Events) == 0 {
+			if method != "adam-warmup" && ckWant.NEvents == 0 {
 				t.Fatalf("%s made no test or decision in %d steps: the resume check would not cover them", method, want.Steps)
 			}
-			t.Logf("%s: %d steps, %d events, %d drops", method, want.Steps, len(ckWant.Events), ckWant.Drops)
+			t.Logf("%s: %d steps, %d events, %d drops", method, want.Steps, ckWant.NEvents, ckWant.Drops)
 			for _, stop := range []int{7, p.StepsPerEpoch, 2*p.StepsPerEpoch + 3} {
 				dir := t.TempDir()
 				r, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), dir, false, stop, tr, val, test, nil, nil)
@@ -115,8 +120,8 @@ func TestResumeIsBitExact(t *testing.T) {
 				}
 				ckGot, _ := ReadCheckpoint(dir)
 				if !bytes.Equal(ckGot.Engine, ckWant.Engine) || !bytes.Equal(ckGot.Scheduler, ckWant.Scheduler) ||
-					!reflect.DeepEqual(ckGot.Rows, ckWant.Rows) || !reflect.DeepEqual(ckGot.Events, ckWant.Events) {
-					t.Fatalf("stop at %d: the resumed run's state differs", stop)
+					!reflect.DeepEqual(ckGot.Pending, ckWant.Pending) || ckGot.NEvents != ckWant.NEvents || ckGot.Logged.Steps != ckWant.Logged.Steps || ckGot.Logged.Events != ckWant.Logged.Events {
+					t.Fatalf("stop at %d: the resumed run's state differs: logged %+v vs %+v, pending %d vs %d, events %d vs %d", stop, ckGot.Logged, ckWant.Logged, len(ckGot.Pending), len(ckWant.Pending), ckGot.NEvents, ckWant.NEvents)
 				}
 				a, b := readAll(t, full), readAll(t, dir)
 				for f := range a {
@@ -229,6 +234,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"augment", "1"}} }, "--set augment applies to the convolutional models only"},
 		{func(o *Options) { o.Sets = [][2]string{{"decay", "some"}} }, "--set decay=some: must be all or weights"},
 		{func(o *Options) { o.Limit = -1 }, "--limit -1: must be ≥ 0"},
+		{func(o *Options) { o.TestLimit = -2 }, "--test-limit -2: must be ≥ 0"},
 		{func(o *Options) { o.Method = "sgd" }, "--method sgd: must be one of"},
 		{func(o *Options) { o.Preset = "x" }, "--preset x: must be paper or statopt"},
 		{func(o *Options) { o.LR0 = -1 }, "--lr0 -1: must be finite and > 0"},
@@ -239,10 +245,43 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"ls_dir", "d"}} }, "--set ls_dir=d: the engines search along g only"},
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
-		{func(o *Options) { o.Sets = [][2]string{{"theta", "2"}} }, "SASAPlusConfig.Theta = 2: must be in (0, 1]"},
+		// Errors name the key the user typed, not the Go field.
+		{func(o *Options) { o.Sets = [][2]string{{"theta", "2"}} }, "--set theta=2: must be in (0, 1]"},
+		{func(o *Options) { o.Sets = [][2]string{{"slope_theta", "0.5"}, {"theta", "2"}} }, "--set theta=2: must be in (0, 1]"},
+		{func(o *Options) { o.Sets = [][2]string{{"nmin", "-3"}} }, "--set nmin=-3: must be ≥ 3"},
+		{func(o *Options) { o.Sets = [][2]string{{"m", "-1"}} }, "--set m=-1: must be ≥ 0"},
+		{func(o *Options) { o.Sets = [][2]string{{"salsa_drop_after", "-1"}} }, "--set salsa_drop_after=-1: must be ≥ 0"},
+		{func(o *Options) { o.Method = "sasa+"; o.Sets = [][2]string{{"drop_after", "-1"}} }, "--set drop_after=-1: must be ≥ 0"},
+		{func(o *Options) { o.Method = "salsa-val"; o.Sets = [][2]string{{"patience", "-1"}} }, "--set patience=-1: must be ≥ 0"},
+		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"tau", "3"}} }, "--set tau=3: must be in (0, 1)"},
+		// A key the method never reads is refused, with the methods it
+		// applies to.
+		{func(o *Options) { o.Method = "sasa+"; o.Sets = [][2]string{{"adam_beta1", "0.5"}} }, "--set adam_beta1 does nothing for --method sasa+; it applies to adam-warmup"},
+		{func(o *Options) { o.Method = "sasa+"; o.Sets = [][2]string{{"zeta", "0.1"}} }, "--set zeta does nothing for --method sasa+; it applies to sasa"},
+		{func(o *Options) { o.Sets = [][2]string{{"drop_after", "10"}} }, "--set drop_after does nothing for --method salsa; it applies to sasa+, sasa, slope, sasa+-val"},
+		{func(o *Options) { o.Sets = [][2]string{{"patience", "2"}} }, "--set patience does nothing for --method salsa; it applies to salsa-val, sasa+-val"},
+		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"momentum", "0.5"}} }, "--set momentum does nothing for --method adam-warmup"},
+		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, ssls, salsa-val"},
+		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
+		{func(o *Options) {
+			o.Method = "adam-warmup"
+			o.Sets = [][2]string{{"warmup_epochs", "1"}, {"warmup_steps", "3"}}
+		}, "--set warmup_steps and warmup_epochs both set"},
+		{func(o *Options) { o.Sets = [][2]string{{"lr0", "0.1"}} }, "--set lr0: use --lr0"},
+		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"drop_steps", "10"}} }, "--set drop_steps: use --drops"},
 		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, decay, delta"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "x"}} }, "--set wd=x: not a finite number"},
 		{func(o *Options) { o.Batch = 1000 }, "--batch 1000: must be ≤ the 640 training examples"},
+	}
+	// Keys that apply to the method are accepted.
+	for _, c := range [][3]string{{"salsa", "salsa_drop_after", "5"}, {"salsa", "theta", "0.25"}, {"salsa", "c", "0.1"},
+		{"sasa+", "drop_after", "5"}, {"sasa", "zeta", "0.1"}, {"salsa-val", "patience", "2"}, {"slope", "slope_ktest", "3"},
+		{"adam-warmup", "adam_beta1", "0.5"}, {"adam-warmup", "warmup_steps", "4"}, {"shb-hand", "momentum", "0.5"}, {"salsa", "wd", "0"}} {
+		o := base
+		o.Method, o.Sets = c[0], [][2]string{{c[1], c[2]}}
+		if _, err := NewPlan(o, 640); err != nil {
+			t.Errorf("--method %s --set %s=%s: %v", c[0], c[1], c[2], err)
+		}
 	}
 	// A cut past the budget is allowed, with a warning (as MultiStepLR).
 	late := base
@@ -260,5 +299,100 @@ func TestOptionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want %q", o, err, c.want)
 		}
+	}
+}
+
+// --limit and --test-limit cut the training and test splits, and the plan
+// records the sizes that run.
+func TestSplitsLimits(t *testing.T) {
+	src := &Source{Text: &data.Corpus{Vocab: []string{"a", "b"}, Train: make([]int, 1000), Valid: make([]int, 30), Test: make([]int, 40)}}
+	o := Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 25}
+	p, err := NewPlan(o, src.NTrain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, val, test, err := Splits(src, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.N() != 500 || val.N() != 30 || test.N() != 25 || p.NTest != 25 {
+		t.Errorf("text: train %d val %d test %d (plan %d), want 500 30 25 (25)", tr.N(), val.N(), test.N(), p.NTest)
+	}
+	o.TestLimit = 0
+	p, _ = NewPlan(o, src.NTrain())
+	if _, _, test, _ = Splits(src, p); test.N() != 40 || p.NTest != 40 {
+		t.Errorf("text without --test-limit: test %d (plan %d), want 40", test.N(), p.NTest)
+	}
+
+	img := &Source{Images: data.SyntheticCIFAR10(1)}
+	o = Options{Dataset: "cifar10-synthetic", Model: "mlp", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 300, TestLimit: 70}
+	if p, err = NewPlan(o, img.NTrain()); err != nil {
+		t.Fatal(err)
+	}
+	tr, _, test, err = Splits(img, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.N() != 300 || test.N() != 70 || len(test.X) != 70*test.Dim || p.NTest != 70 {
+		t.Errorf("images: train %d test %d (%d floats, plan %d), want 300 70", tr.N(), test.N(), len(test.X), p.NTest)
+	}
+}
+
+// The checkpoint holds at most one epoch of steps: an epoch's save writes
+// that epoch's rows only, so a run's I/O grows linearly, not quadratically,
+// with its length. A run stopped mid-epoch leaves its partial epoch in the
+// logs, for plotting; resuming replaces it. A log shortened behind the
+// run's back is an error, not a silent gap.
+func TestCheckpointIsBounded(t *testing.T) {
+	train, test := synth(640, 24, 1), synth(200, 24, 2)
+	sizeAt := func(epochs int) (int64, *Checkpoint, string) {
+		p := plan(t, "shb-hand", train.N())
+		dir := t.TempDir()
+		if _, err := Run(context.Background(), p, dir, false, epochs*p.StepsPerEpoch, train, nil, test, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(filepath.Join(dir, "checkpoint.gob"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ck, err := ReadCheckpoint(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size(), ck, dir
+	}
+	s2, ck2, _ := sizeAt(2)
+	s10, ck10, _ := sizeAt(10)
+	if len(ck2.Pending) != 0 || len(ck10.Pending) != 0 {
+		t.Fatalf("at an epoch's end the checkpoint holds %d and %d pending rows, want 0", len(ck2.Pending), len(ck10.Pending))
+	}
+	// 8 more epochs of 20 steps: ≥ 160 rows of ≥ 40 bytes if the rows were
+	// kept; 8 epoch rows of < 150 bytes each if not.
+	if grow := s10 - s2; grow > 8*150 {
+		t.Errorf("checkpoint.gob grows by %d bytes from epoch 2 to 10: it keeps the steps", grow)
+	}
+	if ck10.Logged.Steps <= ck2.Logged.Steps {
+		t.Errorf("steps.csv.gz: %d bytes after 10 epochs, %d after 2", ck10.Logged.Steps, ck2.Logged.Steps)
+	}
+
+	p := plan(t, "shb-hand", train.N())
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), p, dir, false, p.StepsPerEpoch+7, train, nil, test, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := trace.ReadTraceFile(filepath.Join(dir, "steps.csv.gz"))
+	if err != nil || len(rows) != p.StepsPerEpoch+7 {
+		t.Fatalf("a run stopped at step %d logs %d steps (%v)", p.StepsPerEpoch+7, len(rows), err)
+	}
+	ck, err := ReadCheckpoint(dir)
+	if err != nil || len(ck.Pending) != 7 {
+		t.Fatalf("checkpoint mid-epoch: %d pending rows (%v), want 7", len(ck.Pending), err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "events.csv"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), &ck.Plan, dir, true, 0, train, nil, test, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "events.csv has 3 bytes") {
+		t.Errorf("resume with a shortened events.csv: %v, want an error naming it", err)
 	}
 }
