@@ -1,9 +1,14 @@
 package salsa_test
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/trace"
 )
 
 // TestCoreImportsNoFramework checks the issue's rule for the core: its
@@ -27,5 +32,20 @@ func TestCoreImportsNoFramework(t *testing.T) {
 	}
 	if n < 5 {
 		t.Fatalf("go list found only %d packages: %s", n, out)
+	}
+}
+
+// TestREADMEEventColumns keeps the README's table of events.csv columns
+// equal to what trace writes.
+func TestREADMEEventColumns(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := schedule.KindTest; k <= schedule.KindValidation; k++ {
+		row := fmt.Sprintf("| `%s` | %s |", k, strings.Join(trace.EventColumns(k), ", "))
+		if !strings.Contains(string(b), row+"\n") {
+			t.Errorf("README.md lacks the row %q", row)
+		}
 	}
 }

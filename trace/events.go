@@ -106,6 +106,16 @@ func appendEvent(dst []byte, ev schedule.Event) ([]byte, error) {
 	return dst, err
 }
 
+// EventColumns lists the columns of an events row of kind k after step and
+// kind (for a test: mean, lower, upper, ...); nil for an unknown kind.
+func EventColumns(k schedule.Kind) []string {
+	var names []string
+	for _, c := range eventColumns[k] {
+		names = append(names, c.name)
+	}
+	return names
+}
+
 // FormatEvent formats ev as one events line, without the newline. An event
 // that [WriteEvents] rejects (unknown kind, a reason with a comma) is still
 // formatted, but does not parse back.
