@@ -14,8 +14,8 @@ func init() {
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("plot", stderr)
-	runDir := fs.String("run", "", "run `directory` to draw: lr, loss, acc and stats (.png and .svg)")
-	runs := fs.String("runs", "", "comma-separated run `directories` to overlay: compare_lr, compare_loss, compare_acc")
+	runDir := fs.String("run", "", "run `directory` to draw: lr, loss, acc, ppl (language models) and stats (runs with a SASA+ test), .png and .svg")
+	runs := fs.String("runs", "", "comma-separated run `directories` to overlay: compare_lr, compare_loss, compare_test_loss, compare_acc, and compare_val_loss and compare_ppl where a run has them")
 	out := fs.String("out", "", "output `directory` (default: the --run directory; required with --runs)")
 	fs.Usage = func() {
 		w := fs.Output()

@@ -46,8 +46,8 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "--bogus"}, 2, "flag provided but not defined", 0},
 		{[]string{"plot", "--run", a, "extra"}, 2, `unexpected argument "extra"`, 0},
 		{[]string{"plot", "--run", missing}, 1, missing + `" does not exist`, 0},
-		{[]string{"plot", "--run", a}, 0, "θ = 1/8 assumed", 8},
-		{[]string{"plot", "--runs", a + "," + b, "--out", out}, 0, "", 6},
+		{[]string{"plot", "--run", a}, 0, "stats: no stationarity test", 6}, // lr, loss, acc: a run without tests has no stats
+		{[]string{"plot", "--runs", a + "," + b, "--out", out}, 0, "", 8},   // compare_lr, _loss, _test_loss, _acc
 	} {
 		code, stdout, stderr := run(t, c.args...)
 		lines := strings.Fields(stdout)

@@ -31,6 +31,7 @@ type epochRow struct {
 	Epoch, Steps                     int
 	LR, TrainLoss, TestLoss, TestAcc float64
 	TestPPL                          float64 // language models; NaN otherwise
+	ValLoss                          float64 // the -val methods; NaN otherwise
 }
 
 // run is what a run directory holds; absent files leave their fields empty.
@@ -96,31 +97,40 @@ func (r *run) readRunJSON() {
 	}
 	type test struct {
 		Theta    float64
-		Variance int
+		Variance stats.VarianceMethod
 	}
 	var j struct {
-		Method, Label string
-		Schedule      *struct{ SASAPlus, SASA test }
+		Plan *struct {
+			Options struct {
+				Method string `json:"method"`
+				Label  string `json:"label"`
+			} `json:"options"`
+			Schedule *struct{ SASAPlus, SASA test } `json:"schedule"`
+		} `json:"plan"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		r.notes = append(r.notes, fmt.Sprintf("%s: %v: θ = 1/8 assumed", RunFile, err))
 		return
 	}
-	r.method, r.label = j.Method, j.Label
-	if j.Schedule == nil {
-		r.notes = append(r.notes, RunFile+" has no schedule: θ = 1/8 assumed")
+	if j.Plan == nil {
+		r.notes = append(r.notes, RunFile+" has no plan: θ = 1/8 assumed")
 		return
 	}
-	t := j.Schedule.SASAPlus
-	if strings.EqualFold(j.Method, "sasa") {
-		t = j.Schedule.SASA
+	r.method, r.label = j.Plan.Options.Method, j.Plan.Options.Label
+	if j.Plan.Schedule == nil {
+		r.notes = append(r.notes, RunFile+" has no plan.schedule: θ = 1/8 assumed")
+		return
+	}
+	t := j.Plan.Schedule.SASAPlus
+	if strings.EqualFold(r.method, "sasa") {
+		t = j.Plan.Schedule.SASA
 	}
 	if t.Theta > 0 && t.Theta <= 1 {
 		r.theta = t.Theta
 	} else {
 		r.notes = append(r.notes, fmt.Sprintf("%s: theta = %v: θ = 1/8 assumed", RunFile, t.Theta))
 	}
-	if v := stats.VarianceMethod(t.Variance); v == stats.IID || v == stats.BM || v == stats.OLBM {
+	if v := t.Variance; v == stats.IID || v == stats.BM || v == stats.OLBM {
 		r.variance = v
 	}
 }
@@ -165,8 +175,8 @@ func readEpochs(path string) ([]epochRow, error) {
 			return v, nil
 		}
 		var e epochRow
-		var v [7]float64
-		for i, name := range []string{"epoch", "steps", "lr", "train_loss", "test_loss", "test_acc", "test_ppl"} {
+		var v [8]float64
+		for i, name := range []string{"epoch", "steps", "lr", "train_loss", "test_loss", "test_acc", "test_ppl", "val_loss"} {
 			if v[i], err = num(name); err != nil {
 				return nil, err
 			}
@@ -175,7 +185,7 @@ func readEpochs(path string) ([]epochRow, error) {
 			}
 		}
 		e.Epoch, e.Steps = int(v[0]), int(v[1])
-		e.LR, e.TrainLoss, e.TestLoss, e.TestAcc, e.TestPPL = v[2], v[3], v[4], v[5], v[6]
+		e.LR, e.TrainLoss, e.TestLoss, e.TestAcc, e.TestPPL, e.ValLoss = v[2], v[3], v[4], v[5], v[6], v[7]
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {

@@ -5,6 +5,8 @@
 // fig:cifar_sasa_statistics, and the comparison of several runs in the manner
 // of fig:salsa_cifar10_imagenet. The x axis of per-run figures is the
 // optimizer step k; comparisons use epochs when every run has epochs.csv.
+// Axes fit the data with a margin, and a legend goes where it covers no
+// data (see fig.fitLegend).
 package plots
 
 import (
@@ -12,20 +14,15 @@ import (
 	"image/color"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
+	"strings"
 
 	"github.com/salsaopt/salsa/schedule"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Drawn lists the files written and the figures left out, with the reason.
@@ -38,22 +35,22 @@ type Drawn struct {
 // with a constant stride.
 const maxPoints = 4000
 
-// DrawRun draws lr, loss, acc and stats (.png and .svg) of the run in dir
-// into dir.
+// Figure sizes: one plot, and the three panels of the statistics figure.
+const (
+	figW, figH = 9 * vg.Inch, 5.5 * vg.Inch
+	statsH     = 10 * vg.Inch
+)
+
+// DrawRun draws the figures of the run in dir into dir (see [DrawRunTo]).
 func DrawRun(dir string) error {
 	_, err := DrawRunTo(dir, dir)
 	return err
 }
 
-// DrawCompare draws compare_lr, compare_loss and compare_acc of the runs in
-// dirs into out.
-func DrawCompare(dirs []string, out string) error {
-	_, err := DrawCompareTo(dirs, out)
-	return err
-}
-
-// DrawRunTo draws the figures of the run in dir into the directory out,
-// created if needed. A figure whose data the run lacks is skipped and listed.
+// DrawRunTo draws lr, loss, acc, ppl (language models) and stats (runs with
+// a SASA+ or SASA test) of the run in dir, as .png and .svg, into the
+// directory out, created if needed. A figure whose data the run lacks is
+// skipped and listed.
 func DrawRunTo(dir, out string) (Drawn, error) {
 	var d Drawn
 	r, err := loadRun(dir)
@@ -64,71 +61,140 @@ func DrawRunTo(dir, out string) (Drawn, error) {
 		return d, fmt.Errorf("plots: output directory: %w", err)
 	}
 	d.Skipped = append(d.Skipped, r.notes...)
-	one := func(name string, p *plot.Plot, why string) error {
-		if p == nil {
-			d.Skipped = append(d.Skipped, name+": "+why)
-			return nil
-		}
-		files, err := save(out, name, 9*vg.Inch, 5.5*vg.Inch, func(c draw.Canvas) { drawPlot(p, c) })
-		d.Files = append(d.Files, files...)
-		return err
-	}
-	if err := one("lr", lrPlot(r), ""); err != nil {
-		return d, err
-	}
-	if err := one("loss", lossPlot(r), ""); err != nil {
-		return d, err
-	}
-	if err := one("acc", accPlot(r), "no test_acc in "+EpochsFile); err != nil {
-		return d, err
-	}
-	if r.hasPPL() {
-		if err := one("ppl", pplPlot(r), ""); err != nil {
+	figs, skipped := runFigs(r)
+	d.Skipped = append(d.Skipped, skipped...)
+	for _, nf := range figs {
+		if err := d.save(out, nf.name, figW, figH, nf.fig.render); err != nil {
 			return d, err
 		}
 	}
-	if len(r.rows) == 0 {
-		d.Skipped = append(d.Skipped, "stats: no "+StepsFile)
+	if why := r.noStats(); why != "" {
+		d.Skipped = append(d.Skipped, "stats: "+why)
 		return d, nil
 	}
 	title, panels, err := statsPlots(r)
 	if err != nil {
 		return d, err
 	}
-	files, err := save(out, "stats", 9*vg.Inch, 10*vg.Inch, func(c draw.Canvas) {
-		sty := textStyle(13)
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - 4}, title)
-		c = draw.Crop(c, 0, 0, 0, -sty.Rectangle(title).Size().Y-8)
-		tiles := draw.Tiles{Rows: 3, Cols: 1, PadY: 6, PadTop: 2, PadBottom: 2, PadLeft: 4, PadRight: 8}
-		cs := plot.Align([][]*plot.Plot{{panels[0]}, {panels[1]}, {panels[2]}}, tiles, c)
-		for i, p := range panels {
-			drawPlot(p, cs[i][0])
+	return d, d.save(out, "stats", figW, statsH, func(c draw.Canvas) { drawStats(c, title, panels) })
+}
+
+// namedFig is a figure and the name of its files.
+type namedFig struct {
+	name string
+	fig  *fig
+}
+
+// runFigs builds the per-run figures (all but stats) and lists those left out.
+func runFigs(r *run) (figs []namedFig, skipped []string) {
+	figs = append(figs, namedFig{"lr", lrPlot(r)})
+	if f := lossPlot(r); f != nil {
+		figs = append(figs, namedFig{"loss", f})
+	} else {
+		skipped = append(skipped, "loss: no loss in "+StepsFile+" or "+EpochsFile)
+	}
+	if f := accPlot(r); f != nil {
+		figs = append(figs, namedFig{"acc", f})
+	} else {
+		skipped = append(skipped, "acc: no test_acc in "+EpochsFile)
+	}
+	if r.has(func(e epochRow) float64 { return e.TestPPL }) {
+		figs = append(figs, namedFig{"ppl", pplPlot(r)})
+	}
+	return figs, skipped
+}
+
+// noStats says why the run has no statistics figure, or "" if it has one:
+// it needs the trace and at least one SASA+ or SASA test in events.csv
+// (methods such as shb-hand or adam-warmup run none, and neither does salsa
+// before its switch).
+func (r *run) noStats() string {
+	if len(r.rows) == 0 {
+		return "no " + StepsFile
+	}
+	for _, e := range r.events {
+		if e.Kind == schedule.KindTest || e.Kind == schedule.KindEquivalenceTest {
+			return ""
 		}
-	})
-	d.Files = append(d.Files, files...)
-	return d, err
+	}
+	if r.method != "" {
+		return fmt.Sprintf("no stationarity test in %s (method %s)", EventsFile, r.method)
+	}
+	return "no stationarity test in " + EventsFile
+}
+
+// drawStats draws the statistics figure: its title and the three panels,
+// their data areas aligned.
+func drawStats(c draw.Canvas, title string, panels [3]*fig) {
+	sty := textStyle(13)
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - 4}, title)
+	c = draw.Crop(c, 0, 0, 0, -sty.Rectangle(title).Size().Y-8)
+	tiles := draw.Tiles{Rows: 3, Cols: 1, PadY: 6, PadTop: 2, PadBottom: 2, PadLeft: 4, PadRight: 8}
+	ps := [][]*plot.Plot{{panels[0].Plot}, {panels[1].Plot}, {panels[2].Plot}}
+	// Making room for a legend changes a y axis, hence the alignment: fit
+	// the legends, then align again.
+	cs := plot.Align(ps, tiles, c)
+	for i, f := range panels {
+		f.fitLegend(cs[i][0])
+	}
+	cs = plot.Align(ps, tiles, c)
+	for i, f := range panels {
+		f.draw(cs[i][0])
+	}
+}
+
+// cmpRun is a run in a comparison, with its legend name and style.
+type cmpRun struct {
+	*run
+	name string
+	sty  runStyle
 }
 
 // DrawCompareTo draws the comparison of the runs in dirs into out, one line
-// per run labelled by run.json's label, its method or the directory's name.
+// per run labelled by run.json's label, its method or the directory's name:
+// compare_lr, compare_loss, compare_test_loss, compare_acc (with each run's
+// drops and switch marked), and compare_val_loss and compare_ppl where some
+// run has them.
 func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 	var d Drawn
 	if len(dirs) == 0 {
 		return d, fmt.Errorf("plots: no run directories to compare")
 	}
 	runs := make([]*run, len(dirs))
-	count := map[string]int{}
 	for i, dir := range dirs {
 		r, err := loadRun(dir)
 		if err != nil {
 			return d, err
 		}
 		runs[i] = r
-		count[r.legend()]++
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return d, fmt.Errorf("plots: output directory: %w", err)
+	}
+	figs, skipped := compareFigs(runs)
+	d.Skipped = append(d.Skipped, skipped...)
+	for _, nf := range figs {
+		if err := d.save(out, nf.name, figW, figH, nf.fig.render); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+// compareFigs builds the comparison figures of runs and lists those left out.
+func compareFigs(runs []*run) (figs []namedFig, skipped []string) {
+	count := map[string]int{}
+	for _, r := range runs {
+		count[r.legend()]++
+	}
+	cr := make([]cmpRun, len(runs))
+	for i, r := range runs {
+		name := r.legend()
+		if count[name] > 1 {
+			name += " (" + r.name + ")"
+		}
+		cr[i] = cmpRun{r, name, styleOf(i, len(runs))}
 	}
 	byEpoch := true
 	for _, r := range runs {
@@ -138,28 +204,10 @@ func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 	if !byEpoch {
 		xlabel = "step (some runs have no " + EpochsFile + ")"
 	}
-	figs := map[string]*plot.Plot{
-		"compare_lr":   newPlot("Learning rate", xlabel, "learning rate (log scale)"),
-		"compare_loss": newPlot("Training loss per epoch", "epoch", "training loss"),
-		"compare_acc":  newPlot("Test accuracy", "epoch", "test accuracy (fraction)"),
-		"compare_ppl":  newPlot("Test perplexity", "epoch", "test perplexity (log scale)"),
-	}
-	figs["compare_acc"].Legend.Top, figs["compare_acc"].Legend.YOffs = false, 6
-	var lrVals, lossVals, pplVals []float64
-	lines := map[string]int{}
-	add := func(fig, name string, pts plotter.XYs, sty draw.LineStyle) bool {
-		ok := addLine(figs[fig], name, pts, sty)
-		if ok {
-			lines[fig]++
-		}
-		return ok
-	}
-	for i, r := range runs {
-		name := r.legend()
-		if count[name] > 1 {
-			name += " (" + r.name + ")"
-		}
-		sty := lineStyle(plotutil.Color(i), 1.5, plotutil.Dashes(i/7))
+
+	lr := newFig("Learning rate", xlabel, "learning rate (log scale)")
+	var lrVals []float64
+	for _, r := range cr {
 		var xs, ys []float64
 		if len(r.rows) > 0 {
 			scale := 1.0
@@ -178,55 +226,216 @@ func DrawCompareTo(dirs []string, out string) (Drawn, error) {
 				xs, ys = append(xs, x), append(ys, e.LR)
 			}
 		}
-		lrVals = append(lrVals, ys...)
-		if !add("compare_lr", name, series(xs, ys, true), sty) {
-			d.Skipped = append(d.Skipped, "compare_lr: no learning rate in "+r.dir)
-		}
-		var ex, loss, acc []float64
-		for _, e := range r.epochs {
-			ex, loss, acc = append(ex, float64(e.Epoch)), append(loss, e.TrainLoss), append(acc, e.TestAcc)
-		}
-		lossVals = append(lossVals, loss...)
-		if !add("compare_loss", name, series(ex, loss, false), sty) {
-			d.Skipped = append(d.Skipped, "compare_loss: no train_loss in "+r.dir)
-		}
-		if !add("compare_acc", name, series(ex, acc, false), sty) {
-			d.Skipped = append(d.Skipped, "compare_acc: no test_acc in "+r.dir)
-		}
-		if r.hasPPL() {
-			var px, ppl []float64
-			for _, e := range r.epochs {
-				px, ppl = append(px, float64(e.Epoch)), append(ppl, e.TestPPL)
-			}
-			pplVals = append(pplVals, ppl...)
-			add("compare_ppl", name, series(px, ppl, true), sty)
+		if lr.runLine(r, series(xs, ys, true)) {
+			lrVals = append(lrVals, ys...)
+		} else {
+			skipped = append(skipped, "compare_lr: no learning rate in "+r.dir)
 		}
 	}
-	logY(figs["compare_ppl"], pplVals)
-	logY(figs["compare_lr"], lrVals)
-	logY(figs["compare_loss"], lossVals)
-	padY(figs["compare_acc"])
-	for _, name := range []string{"compare_lr", "compare_loss", "compare_acc", "compare_ppl"} {
-		p := figs[name]
-		if name == "compare_ppl" && lines[name] == 0 {
-			continue // no language model among the runs
+	lr.logY(lrVals)
+	figs = append(figs, namedFig{"compare_lr", lr})
+
+	// Per-epoch figures: name, title, y label, the column, log scale, and
+	// whether a run without the column is worth a note (the optional
+	// columns are not).
+	for _, c := range []struct {
+		name, title, ylabel string
+		col                 func(epochRow) float64
+		log, note           bool
+	}{
+		{"compare_loss", "Training loss per epoch", "training loss (log scale)", func(e epochRow) float64 { return e.TrainLoss }, true, true},
+		{"compare_test_loss", "Test loss per epoch", "test loss (log scale)", func(e epochRow) float64 { return e.TestLoss }, true, true},
+		{"compare_val_loss", "Validation loss per epoch (the -val methods)", "validation loss (log scale)", func(e epochRow) float64 { return e.ValLoss }, true, false},
+		{"compare_acc", "Test accuracy", "test accuracy (fraction)", func(e epochRow) float64 { return e.TestAcc }, false, true},
+		{"compare_ppl", "Test perplexity", "test perplexity (log scale)", func(e epochRow) float64 { return e.TestPPL }, true, false},
+	} {
+		f := newFig(c.title, "epoch", c.ylabel)
+		var vals []float64
+		lines := 0
+		for _, r := range cr {
+			xs, ys := r.column(c.col)
+			if f.runLine(r, series(xs, ys, c.log)) {
+				lines++
+				vals = append(vals, ys...)
+			} else if c.note {
+				skipped = append(skipped, fmt.Sprintf("%s: no %s in %s", c.name, strings.TrimPrefix(c.name, "compare_"), r.dir))
+			}
 		}
-		if lines[name] == 0 {
-			d.Skipped = append(d.Skipped, name+": no data in any run")
+		if lines == 0 {
+			if c.note {
+				skipped = append(skipped, c.name+": no data in any run")
+			}
 			continue
 		}
-		files, err := save(out, name, 9*vg.Inch, 5.5*vg.Inch, func(c draw.Canvas) { drawPlot(p, c) })
-		d.Files = append(d.Files, files...)
-		if err != nil {
-			return d, err
+		if c.name == "compare_acc" {
+			f.markEvents(cr)
+		}
+		if c.log {
+			f.logY(vals)
+		} else {
+			f.padY(vals)
+		}
+		figs = append(figs, namedFig{c.name, f})
+	}
+	return figs, skipped
+}
+
+// column returns a column of epochs.csv against the epoch.
+func (r *run) column(col func(epochRow) float64) (xs, ys []float64) {
+	for _, e := range r.epochs {
+		xs, ys = append(xs, float64(e.Epoch)), append(ys, col(e))
+	}
+	return xs, ys
+}
+
+// has reports whether a column of epochs.csv has a value.
+func (r *run) has(col func(epochRow) float64) bool {
+	for _, e := range r.epochs {
+		if !math.IsNaN(col(e)) {
+			return true
 		}
 	}
-	return d, nil
+	return false
+}
+
+// runStyle is a run's look in a comparison: a color, a dash pattern and a
+// marker shape of its own, and a width that decreases with the run's index,
+// so that runs with the same curve all stay visible.
+type runStyle struct {
+	line  draw.LineStyle
+	glyph draw.GlyphStyle
+	i, n  int // the run's index among n runs
+}
+
+func styleOf(i, n int) runStyle {
+	c := plotutil.Color(i)
+	w := 1.3
+	if n > 1 {
+		w += 1.4 * float64(n-1-i) / float64(n-1)
+	}
+	dashes := plotutil.Dashes(i)
+	if len(dashes) > 0 { // patterns scaled to the width, and longer, to read well
+		d := make([]vg.Length, len(dashes))
+		for k, v := range dashes {
+			d[k] = v * vg.Length(math.Max(1.2, w/1.4))
+		}
+		dashes = d
+	}
+	return runStyle{
+		line:  lineStyle(c, vg.Length(w), dashes),
+		glyph: draw.GlyphStyle{Color: c, Radius: 3.2, Shape: plotutil.Shape(i)},
+		i:     i, n: n,
+	}
+}
+
+// runLine draws a run's line with its markers and its legend entry; it is
+// false if there are no points.
+func (f *fig) runLine(r cmpRun, pts plotter.XYs) bool {
+	if len(pts) == 0 {
+		return false
+	}
+	f.line("", pts, r.sty.line)
+	sc, _ := plotter.NewScatter(markAt(pts, r.sty.i, r.sty.n))
+	sc.GlyphStyle = r.sty.glyph
+	f.Add(sc)
+	f.data = append(f.data, curve{name: "markers: " + r.name, pts: sc.XYs})
+	l, _ := plotter.NewLine(pts[:1])
+	l.LineStyle = r.sty.line
+	f.Legend.Add(r.name, l, sc)
+	return true
+}
+
+// markAt picks the points of a line that get its run's markers: all of
+// them if there are few, else about a dozen, evenly spaced in x and
+// staggered by the run's index i of n so that runs with the same curve put
+// theirs in different places.
+func markAt(pts plotter.XYs, i, n int) plotter.XYs {
+	if len(pts) <= 25 {
+		return pts
+	}
+	const count = 12
+	x0, x1 := pts[0].X, pts[len(pts)-1].X
+	var out plotter.XYs
+	last := -1
+	for j := range count {
+		x := x0 + (x1-x0)*(float64(j)+(float64(i%n)+0.5)/float64(n))/count
+		k := sort.Search(len(pts), func(k int) bool { return pts[k].X >= x })
+		if k == len(pts) {
+			k--
+		}
+		if k != last {
+			out, last = append(out, pts[k]), k
+		}
+	}
+	return out
+}
+
+// markEvents marks each run's drops and switch on its curve: at the epoch of
+// the event, on the line between the epochs around it.
+func (f *fig) markEvents(runs []cmpRun) {
+	var nDrops, nSwitches int
+	for _, r := range runs {
+		spe := r.stepsPerEpoch()
+		if spe <= 0 {
+			continue
+		}
+		xs, ys := r.column(func(e epochRow) float64 { return e.TestAcc })
+		acc := series(xs, ys, false)
+		if len(acc) == 0 {
+			continue
+		}
+		var drops, switches plotter.XYs
+		for _, e := range r.events {
+			x := float64(e.Step) / spe
+			switch e.Kind {
+			case schedule.KindDrop:
+				drops = append(drops, plotter.XY{X: x, Y: interp(acc, x)})
+			case schedule.KindSwitch:
+				switches = append(switches, plotter.XY{X: x, Y: interp(acc, x)})
+			}
+		}
+		for _, m := range []struct {
+			pts   plotter.XYs
+			kind  string
+			shape draw.GlyphDrawer
+			n     *int
+		}{{drops, "drops", triDown{}, &nDrops}, {switches, "switch", diamond{}, &nSwitches}} {
+			if len(m.pts) == 0 {
+				continue
+			}
+			sc, _ := plotter.NewScatter(m.pts)
+			sc.GlyphStyle = draw.GlyphStyle{Color: r.sty.glyph.Color, Radius: 5, Shape: m.shape}
+			f.Add(sc)
+			f.data = append(f.data, curve{name: m.kind + ": " + r.name, pts: m.pts})
+			*m.n += len(m.pts)
+		}
+	}
+	gray := color.Gray{Y: 110}
+	if nDrops > 0 {
+		f.Legend.Add("drop (on each run's curve)", glyphThumb{draw.GlyphStyle{Color: gray, Radius: 5, Shape: triDown{}}})
+	}
+	if nSwitches > 0 {
+		f.Legend.Add("switch SSLS→SASA+", glyphThumb{draw.GlyphStyle{Color: gray, Radius: 5, Shape: diamond{}}})
+	}
+}
+
+// interp is the piecewise-linear value of a curve (increasing x) at x, its
+// end values outside it.
+func interp(pts plotter.XYs, x float64) float64 {
+	k := sort.Search(len(pts), func(k int) bool { return pts[k].X >= x })
+	switch {
+	case k == 0:
+		return pts[0].Y
+	case k == len(pts):
+		return pts[len(pts)-1].Y
+	}
+	a, b := pts[k-1], pts[k]
+	return a.Y + (b.Y-a.Y)*(x-a.X)/(b.X-a.X)
 }
 
 // lrPlot is α_k per step on a log scale, with the switch and the drops.
-func lrPlot(r *run) *plot.Plot {
-	p := newPlot("Learning rate — "+r.legend(), stepLabel(r), "learning rate α_k (log scale)")
+func lrPlot(r *run) *fig {
+	f := newFig("Learning rate — "+r.legend(), stepLabel(r), "learning rate α_k (log scale)")
 	var xs, ys []float64
 	if len(r.rows) > 0 {
 		for _, row := range r.rows {
@@ -237,7 +446,7 @@ func lrPlot(r *run) *plot.Plot {
 			xs, ys = append(xs, float64(e.Steps)), append(ys, e.LR)
 		}
 	}
-	addLine(p, "α_k", series(xs, ys, true), lineStyle(plotutil.Color(0), 1.5, nil))
+	f.line("α_k", series(xs, ys, true), lineStyle(plotutil.Color(0), 1.5, nil))
 	var dx, dy []float64
 	for _, e := range r.events {
 		if e.Kind == schedule.KindDrop {
@@ -245,21 +454,19 @@ func lrPlot(r *run) *plot.Plot {
 		}
 	}
 	if pts := series(dx, dy, true); len(pts) > 0 {
-		s, _ := plotter.NewScatter(pts)
-		s.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(1), Radius: 3.5, Shape: draw.PyramidGlyph{}}
-		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("drop (%d): new α", len(pts)), s)
+		f.scatter(fmt.Sprintf("drop (%d): new α", len(pts)), pts,
+			draw.GlyphStyle{Color: plotutil.Color(1), Radius: 3.5, Shape: draw.PyramidGlyph{}})
 		ys = append(ys, dy...)
 	}
-	addMarks(p, r, false, true)
-	logY(p, ys)
-	return p
+	f.addMarks(r, false, true)
+	f.logY(ys)
+	return f
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the
-// per-epoch train and test losses.
-func lossPlot(r *run) *plot.Plot {
-	p := newPlot("Loss — "+r.legend(), stepLabel(r), "loss")
+// per-epoch train, test and validation losses; nil if there is none.
+func lossPlot(r *run) *fig {
+	f := newFig("Loss — "+r.legend(), stepLabel(r), "loss")
 	var all []float64 // every value drawn
 	if n := len(r.rows); n > 0 {
 		xs, ys := make([]float64, n), make([]float64, n)
@@ -267,97 +474,82 @@ func lossPlot(r *run) *plot.Plot {
 			xs[i], ys[i] = float64(row.Step), row.Loss
 		}
 		w := max(1, n/50)
-		addLine(p, "mini-batch loss f_ξk(x_k)", series(xs, ys, false), lineStyle(color.Gray{Y: 190}, 0.5, nil))
-		addLine(p, fmt.Sprintf("moving average (%d steps)", w), series(xs, movingAverage(ys, w), false),
+		f.line("mini-batch loss f_ξk(x_k)", series(xs, ys, false), lineStyle(color.Gray{Y: 190}, 0.5, nil))
+		f.line(fmt.Sprintf("moving average (%d steps)", w), series(xs, movingAverage(ys, w), false),
 			lineStyle(plotutil.Color(0), 1.5, nil))
 		all = append(all, ys...)
 	}
-	var ex, train, test []float64
-	for _, e := range r.epochs {
-		ex, train, test = append(ex, float64(e.Steps)), append(train, e.TrainLoss), append(test, e.TestLoss)
-	}
 	for i, s := range []struct {
 		name string
-		ys   []float64
-	}{{"train loss (epoch)", train}, {"test loss (epoch)", test}} {
-		if pts := series(ex, s.ys, false); len(pts) > 0 {
-			l, sc, _ := plotter.NewLinePoints(pts)
-			l.LineStyle = lineStyle(plotutil.Color(i+1), 1.5, nil)
-			sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(i + 1), Radius: 2.5, Shape: draw.CircleGlyph{}}
+		col  func(epochRow) float64
+	}{
+		{"train loss (epoch)", func(e epochRow) float64 { return e.TrainLoss }},
+		{"test loss (epoch)", func(e epochRow) float64 { return e.TestLoss }},
+		{"validation loss (epoch)", func(e epochRow) float64 { return e.ValLoss }},
+	} {
+		var ex, ys []float64
+		for _, e := range r.epochs {
+			ex, ys = append(ex, float64(e.Steps)), append(ys, s.col(e))
+		}
+		if pts := series(ex, ys, false); len(pts) > 0 {
+			g := draw.GlyphStyle{Color: plotutil.Color(i + 1), Radius: 2.5, Shape: plotutil.Shape(i + 5)}
 			if len(pts) > 60 { // markers would merge into a band
-				sc.GlyphStyle.Radius = 0
+				g.Radius = 0
 			}
-			p.Add(l, sc)
-			p.Legend.Add(s.name, l, sc)
-			all = append(all, s.ys...)
+			f.linePoints(s.name, pts, lineStyle(plotutil.Color(i+1), 1.5, plotutil.Dashes(i)), g)
+			all = append(all, ys...)
 		}
 	}
 	if len(all) == 0 {
 		return nil
 	}
-	addMarks(p, r, false, true)
-	logY(p, all)
-	return p
+	f.addMarks(r, false, true)
+	f.logY(all)
+	if f.Y.Scale == (plot.LogScale{}) {
+		f.Y.Label.Text = "loss (log scale)"
+	}
+	return f
 }
 
 // accPlot is the test accuracy per epoch, or nil if there is none.
-func accPlot(r *run) *plot.Plot {
-	var ex, acc []float64
-	for _, e := range r.epochs {
-		ex, acc = append(ex, float64(e.Epoch)), append(acc, e.TestAcc)
-	}
-	pts := series(ex, acc, false)
+func accPlot(r *run) *fig {
+	xs, acc := r.column(func(e epochRow) float64 { return e.TestAcc })
+	pts := series(xs, acc, false)
 	if len(pts) == 0 {
 		return nil
 	}
-	p := newPlot("Test accuracy — "+r.legend(), "epoch", "test accuracy (fraction)")
-	addEpochLine(p, pts)
-	lo, hi := math.Inf(1), math.Inf(-1)
+	f := newFig("Test accuracy — "+r.legend(), "epoch", "test accuracy (fraction)")
+	f.epochLine(pts)
+	var ys []float64
 	for _, q := range pts {
-		lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
+		ys = append(ys, q.Y)
 	}
-	pad := math.Max(0.01, 0.05*(hi-lo))
-	p.Y.Min, p.Y.Max = math.Max(0, lo-pad), math.Min(1, hi+pad)
-	return p
-}
-
-// hasPPL reports whether the run logged a test perplexity (a language model).
-func (r *run) hasPPL() bool {
-	for _, e := range r.epochs {
-		if !math.IsNaN(e.TestPPL) {
-			return true
-		}
-	}
-	return false
+	f.padY(ys)
+	f.Y.Min, f.Y.Max = math.Max(f.Y.Min, 0), math.Min(f.Y.Max, 1)
+	return f
 }
 
 // pplPlot is the test perplexity per epoch, on a log axis.
-func pplPlot(r *run) *plot.Plot {
-	var ex, ppl []float64
-	for _, e := range r.epochs {
-		ex, ppl = append(ex, float64(e.Epoch)), append(ppl, e.TestPPL)
-	}
-	pts := series(ex, ppl, true)
-	p := newPlot("Test perplexity — "+r.legend(), "epoch", "test perplexity (log scale)")
-	addEpochLine(p, pts)
-	logY(p, ppl)
-	return p
+func pplPlot(r *run) *fig {
+	xs, ppl := r.column(func(e epochRow) float64 { return e.TestPPL })
+	f := newFig("Test perplexity — "+r.legend(), "epoch", "test perplexity (log scale)")
+	f.epochLine(series(xs, ppl, true))
+	f.logY(ppl)
+	return f
 }
 
-// addEpochLine draws a per-epoch series as a line with a dot at each epoch.
-func addEpochLine(p *plot.Plot, pts plotter.XYs) {
-	l, sc, _ := plotter.NewLinePoints(pts)
-	l.LineStyle = lineStyle(plotutil.Color(0), 1.5, nil)
-	sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: 2.5, Shape: draw.CircleGlyph{}}
-	p.Add(l, sc)
+// epochLine draws a per-epoch series as a line with a dot at each epoch.
+func (f *fig) epochLine(pts plotter.XYs) {
+	f.linePoints("", pts, lineStyle(plotutil.Color(0), 1.5, nil),
+		draw.GlyphStyle{Color: plotutil.Color(0), Radius: 2.5, Shape: draw.CircleGlyph{}})
 }
 
 // statsPlots builds the three rows of the statistics figure: (a) Δ_k per
 // step, (b) the window mean and its (1−δ) interval at each test (eq.
 // (15)), (c) σ̂_N of the window by the i.i.d., BM (eq. (22))
 // and OLBM (eq. (23)) estimators.
-func statsPlots(r *run) (string, [3]*plot.Plot, error) {
-	var ps [3]*plot.Plot
+func statsPlots(r *run) (string, [3]*fig, error) {
+	var ps [3]*fig
 	var tests []schedule.Event
 	testAt, dropAt := map[int]bool{}, map[int]bool{}
 	for _, e := range r.events {
@@ -396,14 +588,11 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 	}
 	sl := symlog{c}
 
-	ps[0] = newPlot("(a) Δ_k = <x_k+1, d_k> + (α_k/2)·||d_k||² at each step", "", "Δ_k (symlog)")
-	addLine(ps[0], "", series(xs, ds, false), lineStyle(plotutil.Color(0), 0.4, nil))
+	ps[0] = newFig("(a) Δ_k = <x_k+1, d_k> + (α_k/2)·||d_k||² at each step", "", "Δ_k (symlog)")
+	ps[0].line("", series(xs, ds, false), lineStyle(plotutil.Color(0), 0.4, nil))
 	ps[0].Legend.Add("Δ_k", rules{style: lineStyle(plotutil.Color(0), 1, nil)})
 
-	ps[1] = newPlot("(b) window mean of Δ and its confidence interval at each test", "", "mean, interval (symlog)")
-	if len(tests) == 0 {
-		ps[1].Title.Text = "(b) no stationarity test in " + EventsFile
-	}
+	ps[1] = newFig("(b) window mean of Δ and its confidence interval at each test", "", "mean, interval (symlog)")
 	var ci ciPoints
 	var stat plotter.XYs
 	for _, e := range tests {
@@ -414,6 +603,7 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 			}
 		}
 	}
+	var ciVals []float64
 	if len(ci) > 0 {
 		eb, err := plotter.NewYErrorBars(ci)
 		if err != nil {
@@ -425,15 +615,19 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 		sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: 1.5, Shape: draw.CircleGlyph{}}
 		ps[1].Add(eb, sc)
 		ps[1].Legend.Add("window mean and (1−δ) interval", rules{style: eb.LineStyle}, sc)
+		for _, e := range ci {
+			x := float64(e.Step)
+			ps[1].data = append(ps[1].data, curve{pts: plotter.XYs{{X: x, Y: e.Lower}, {X: x, Y: e.Upper}}, joined: true})
+			ciVals = append(ciVals, e.Lower, e.Mean, e.Upper)
+		}
+		ps[1].data = append(ps[1].data, curve{name: "window mean", pts: sc.XYs})
 		if len(stat) > 0 {
-			s, _ := plotter.NewScatter(stat)
-			s.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(1), Radius: 3.5, Shape: draw.CircleGlyph{}}
-			ps[1].Add(s)
-			ps[1].Legend.Add("stationary (the test's verdict)", s)
+			ps[1].scatter("stationary (the test's verdict)", stat,
+				draw.GlyphStyle{Color: plotutil.Color(1), Radius: 3.5, Shape: draw.CircleGlyph{}})
 		}
 	}
 
-	ps[2] = newPlot("(c) σ̂_N of the same window by each estimator", stepLabel(r), "σ̂_N (log scale)")
+	ps[2] = newFig("(c) σ̂_N of the same window by each estimator", stepLabel(r), "σ̂_N (log scale)")
 	ts, err := rebuildWindows(r.rows, r.theta, testAt, dropAt)
 	if err != nil {
 		return "", ps, err
@@ -449,11 +643,14 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 			name += " (the run's)"
 		}
 		if pts := series(tx, ty, true); len(pts) > 0 {
-			l, sc, _ := plotter.NewLinePoints(pts)
-			l.LineStyle = lineStyle(plotutil.Color(j), 1.2, plotutil.Dashes(j))
-			sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(j), Radius: 2, Shape: plotutil.Shape(j)}
-			ps[2].Add(l, sc)
-			ps[2].Legend.Add(name, l, sc)
+			sty := lineStyle(plotutil.Color(j), 1.2, plotutil.Dashes(j))
+			g := draw.GlyphStyle{Color: plotutil.Color(j), Radius: 2, Shape: plotutil.Shape(j)}
+			for k, part := range splitAtGaps(pts) {
+				if k > 0 {
+					name = ""
+				}
+				ps[2].linePoints(name, part, sty, g)
+			}
 			sigmas = append(sigmas, ty...)
 		}
 	}
@@ -471,13 +668,13 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 	if bad > 0 {
 		ps[2].Title.Text += fmt.Sprintf(" — WARNING: %d of %d windows differ in size from %s", bad, len(ts), EventsFile)
 	}
-	logY(ps[2], sigmas)
+	ps[2].logY(sigmas)
 
-	for i, p := range ps {
+	for i, f := range ps {
 		if i < 2 {
-			p.Y.Scale, p.Y.Tick.Marker = sl, sl
-			p.Add(rules{ys: []float64{0}, style: lineStyle(color.Black, 0.6, nil)})
-			p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+			f.Y.Scale, f.Y.Tick.Marker = sl, sl
+			f.Add(rules{ys: []float64{0}, style: lineStyle(color.Black, 0.6, nil)})
+			f.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
 				t := linTicks{}.Ticks(lo, hi)
 				for k := range t {
 					t[k].Label = ""
@@ -485,19 +682,44 @@ func statsPlots(r *run) (string, [3]*plot.Plot, error) {
 				return t
 			})
 		}
-		p.X.Min, p.X.Max = 0, xs[len(xs)-1]
-		p.Title.TextStyle.Font.Size = 11
-		p.Legend.TextStyle.Font.Size = 10
-		addMarks(p, r, true, i == 0)
+		f.X.Min, f.X.Max = 0, xs[len(xs)-1]
+		f.Title.TextStyle.Font.Size = 11
+		f.Legend.TextStyle.Font.Size = 10
+		f.addMarks(r, true, i == 0)
 	}
+	ps[0].fitScaled(ds)
+	ps[1].fitScaled(ciVals)
 	if len(ts) == 0 { // empty panels: no ticks to suggest a scale
 		ps[2].Title.Text = "(c) no test to evaluate σ̂_N at"
 		ps[2].Y.Label.Text = "σ̂_N"
-		for _, p := range ps[1:] {
-			p.Y.Tick.Marker = plot.ConstantTicks{}
+		for _, f := range ps[1:] {
+			f.Y.Tick.Marker = plot.ConstantTicks{}
 		}
 	}
 	return title, ps, nil
+}
+
+// splitAtGaps splits a series of tests where no test ran for much longer
+// (over 2.5 times) than the usual interval between tests, the median one.
+func splitAtGaps(pts plotter.XYs) []plotter.XYs {
+	if len(pts) < 3 {
+		return []plotter.XYs{pts}
+	}
+	gaps := make([]float64, len(pts)-1)
+	for i := 1; i < len(pts); i++ {
+		gaps[i-1] = pts[i].X - pts[i-1].X
+	}
+	sorted := append([]float64(nil), gaps...)
+	sort.Float64s(sorted)
+	limit := 2.5 * sorted[len(sorted)/2]
+	var out []plotter.XYs
+	start := 0
+	for i, g := range gaps {
+		if g > limit {
+			out, start = append(out, pts[start:i+1]), i+1
+		}
+	}
+	return append(out, pts[start:])
 }
 
 // ciPoints plots test events as means with their interval.
@@ -511,7 +733,7 @@ func (c ciPoints) YError(i int) (float64, float64) {
 
 // addMarks marks the switch with a dashed line and, if withDrops, the drops
 // with dotted ones; withLegend adds them to the legend.
-func addMarks(p *plot.Plot, r *run, withDrops, withLegend bool) {
+func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	var sw rules
 	sw.style = lineStyle(color.RGBA{R: 200, G: 0, B: 0, A: 255}, 1.2, []vg.Length{6, 3})
 	drops := rules{style: lineStyle(color.Gray{Y: 140}, 0.6, []vg.Length{1.5, 2})}
@@ -527,15 +749,16 @@ func addMarks(p *plot.Plot, r *run, withDrops, withLegend bool) {
 		}
 	}
 	if withDrops && len(drops.xs) > 0 {
-		p.Add(drops)
+		f.Add(drops)
 		if withLegend {
-			p.Legend.Add("drop", drops)
+			f.Legend.Add("drop", drops)
 		}
 	}
 	if len(sw.xs) > 0 {
-		p.Add(sw)
+		f.Add(sw)
+		f.labelled = append(f.labelled, sw)
 		if withLegend {
-			p.Legend.Add("switch", sw)
+			f.Legend.Add("switch", sw)
 		}
 	}
 }
@@ -546,103 +769,6 @@ func stepLabel(r *run) string {
 		return fmt.Sprintf("step k   (1 epoch = %.4g steps)", spe)
 	}
 	return "step k"
-}
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
-	p.Title.TextStyle.Font.Size = 14
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = 11
-	p.Legend.XOffs, p.Legend.YOffs = -6, -6
-	p.X.Tick.Marker = linTicks{}
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-// drawPlot draws p on c with its y label centred on the data area (gonum/plot
-// centres it on the mean of the axis range, which is off the axis on a log
-// scale and shrinks the plot) and its legend inside the data area on a
-// translucent white box.
-func drawPlot(p *plot.Plot, c draw.Canvas) {
-	label, leg := p.Y.Label.Text, p.Legend
-	defer func() { p.Y.Label.Text, p.Legend = label, leg }()
-	p.Y.Label.Text, p.Legend = "", plot.NewLegend()
-	sty := p.Y.Label.TextStyle
-	h := sty.Rectangle("Mg").Size().Y // the same for every label, to keep Align's alignment
-	inner := draw.Crop(c, h+6, -10, 2, -4)
-	p.Draw(inner)
-	dc := p.DataCanvas(inner)
-	sty.Rotation, sty.XAlign, sty.YAlign = math.Pi/2, draw.XCenter, draw.YTop
-	c.FillText(sty, vg.Point{X: c.Min.X, Y: dc.Center().Y}, label)
-	// Legend.Rectangle has the sides swapped: take its size only.
-	r := leg.Rectangle(dc)
-	w, ht := r.Max.X-r.Min.X, r.Max.Y-r.Min.Y
-	if w <= 0 {
-		return
-	}
-	x0, y0 := dc.Max.X+leg.XOffs-w-4, dc.Max.Y+leg.YOffs-ht-4
-	if leg.Left {
-		x0 = dc.Min.X + leg.XOffs - 4
-	}
-	if !leg.Top {
-		y0 = dc.Min.Y + leg.YOffs - 4
-	}
-	box := vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x0 + w + 8, Y: y0 + ht + 8}}
-	c.SetColor(color.NRGBA{R: 255, G: 255, B: 255, A: 210})
-	c.Fill(box.Path())
-	leg.Draw(dc)
-}
-
-// linTicks labels about six round values of a linear axis.
-type linTicks struct{}
-
-func (linTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: fmtTick(lo)}}
-	}
-	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/6)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if (hi-lo)/(m*step) <= 7 {
-			step *= m
-			break
-		}
-	}
-	var ts []plot.Tick
-	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
-		v := k * step
-		ts = append(ts, plot.Tick{Value: v, Label: fmtTick(v)})
-		if w := v + step/2; w <= hi {
-			ts = append(ts, plot.Tick{Value: w})
-		}
-	}
-	return ts
-}
-
-func lineStyle(c color.Color, w vg.Length, dashes []vg.Length) draw.LineStyle {
-	return draw.LineStyle{Color: c, Width: vg.Points(float64(w)), Dashes: dashes}
-}
-
-func textStyle(size vg.Length) text.Style {
-	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, size), Handler: plot.DefaultTextHandler}
-}
-
-// addLine adds a line with a legend entry (none if name is empty). Long
-// lines are drawn in pieces: freetype's rasterizer is quadratic in the
-// length of one path.
-func addLine(p *plot.Plot, name string, pts plotter.XYs, sty draw.LineStyle) bool {
-	if len(pts) == 0 {
-		return false
-	}
-	for i := 0; i < len(pts)-1 || i == 0; i += 200 {
-		l, _ := plotter.NewLine(pts[i:min(i+201, len(pts))])
-		l.LineStyle = sty
-		p.Add(l)
-		if i == 0 && name != "" {
-			p.Legend.Add(name, l)
-		}
-	}
-	return true
 }
 
 // series returns the finite points (positive ones if positive), sampled with
@@ -697,169 +823,46 @@ func movingAverage(ys []float64, w int) []float64 {
 	return out
 }
 
-// logY puts p's y axis on a log scale spanning the positive values in ys if
-// every finite one is positive; otherwise it leaves the axis linear, with a
-// margin.
-func logY(p *plot.Plot, ys []float64) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, y := range ys {
-		if !finite(y) {
-			continue
-		}
-		if y <= 0 {
-			padY(p)
-			return
-		}
-		lo, hi = math.Min(lo, y), math.Max(hi, y)
-	}
-	if lo > hi {
-		return
-	}
-	if lo == hi {
-		lo, hi = lo/2, hi*2
-	}
-	f := math.Pow(hi/lo, 0.04)
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-	p.Y.Min, p.Y.Max = lo/f, hi*f
+// save draws a figure as name.png and name.svg in out and lists the files.
+func (d *Drawn) save(out, name string, w, h vg.Length, drawFig func(draw.Canvas)) error {
+	files, err := save(out, name, w, h, drawFig)
+	d.Files = append(d.Files, files...)
+	return err
 }
 
-// padY widens a linear y axis by 3% on each side.
-func padY(p *plot.Plot) {
-	m := 0.03 * (p.Y.Max - p.Y.Min)
-	p.Y.Min, p.Y.Max = p.Y.Min-m, p.Y.Max+m
+// A comparison's markers of drops and switches: a downward triangle and a
+// diamond, outlined in black.
+type triDown struct{}
+
+func (triDown) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	polygon(c, sty, pt, []vg.Point{{X: -r, Y: r * 0.8}, {X: r, Y: r * 0.8}, {X: 0, Y: -r}})
 }
 
-// logTicks labels the decades of a log axis (every few if there are many,
-// with 2 and 5 if there are few).
-type logTicks struct{}
+type diamond struct{}
 
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	e0, e1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
-	every := max(1, (e1-e0+7)/8)
-	var ts []plot.Tick
-	for e := e0; e <= e1; e++ {
-		for m := 1; m < 10; m++ {
-			v := float64(m) * math.Pow(10, float64(e))
-			t := plot.Tick{Value: v}
-			if m == 1 && (e-e0)%every == 0 || e1-e0 <= 2 && (m == 2 || m == 5) {
-				t.Label = fmtTick(v)
-			}
-			if m == 1 || e1-e0 <= 10 {
-				ts = append(ts, t)
-			}
+func (diamond) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	polygon(c, sty, pt, []vg.Point{{X: 0, Y: r}, {X: r * 0.8, Y: 0}, {X: 0, Y: -r}, {X: -r * 0.8, Y: 0}})
+}
+
+func polygon(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point, corners []vg.Point) {
+	var p vg.Path
+	for i, q := range corners {
+		if i == 0 {
+			p.Move(pt.Add(q))
+		} else {
+			p.Line(pt.Add(q))
 		}
 	}
-	return ts
+	p.Close()
+	c.SetColor(sty.Color)
+	c.Fill(p)
+	c.SetLineStyle(draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)})
+	c.Stroke(p)
 }
 
-// symlog is a symmetric log scale, asinh(y/c): linear within ±c,
-// logarithmic beyond, so that windows of Δ before and after drops of several
-// orders of magnitude are all visible.
-type symlog struct{ c float64 }
+// glyphThumb is a legend thumbnail of one glyph.
+type glyphThumb struct{ sty draw.GlyphStyle }
 
-func (s symlog) Normalize(lo, hi, y float64) float64 {
-	f := func(v float64) float64 { return math.Asinh(v / s.c) }
-	return (f(y) - f(lo)) / (f(hi) - f(lo))
-}
-
-func (s symlog) Ticks(lo, hi float64) []plot.Tick {
-	ts := []plot.Tick{{Value: 0, Label: "0"}}
-	top := math.Max(math.Abs(lo), math.Abs(hi))
-	e0, e1 := int(math.Ceil(math.Log10(s.c))), int(math.Ceil(math.Log10(top)))
-	every := max(1, (e1-e0+3)/4)
-	for e := e0; e <= e1; e++ {
-		v := math.Pow(10, float64(e))
-		for _, x := range []float64{v, -v} {
-			t := plot.Tick{Value: x}
-			if (e1-e)%every == 0 {
-				t.Label = fmtTick(x)
-			}
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
-
-// fmtTick writes 0.01 ≤ |v| < 10⁶ plainly and other values as 1e-05 → "1e-5".
-func fmtTick(v float64) string {
-	if a := math.Abs(v); a == 0 || a >= 0.01 && a < 1e6 {
-		return strconv.FormatFloat(v, 'g', 6, 64)
-	}
-	e := math.Floor(math.Log10(math.Abs(v)))
-	m := v / math.Pow(10, e)
-	if math.Abs(m-math.Round(m)) < 1e-9 {
-		m = math.Round(m)
-	}
-	return strconv.FormatFloat(m, 'g', 3, 64) + "e" + strconv.Itoa(int(e))
-}
-
-// rules draws full-height vertical lines at xs (with labels at the top) and
-// full-width horizontal lines at ys, without changing the data range.
-type rules struct {
-	xs, ys []float64
-	labels []string
-	style  draw.LineStyle
-}
-
-func (r rules) Plot(c draw.Canvas, p *plot.Plot) {
-	tx, ty := p.Transforms(&c)
-	sty := textStyle(10)
-	sty.Color = r.style.Color
-	for i, x := range r.xs {
-		X := tx(x)
-		if X < c.Min.X || X > c.Max.X {
-			continue
-		}
-		c.StrokeLine2(r.style, X, c.Min.Y, X, c.Max.Y)
-		if i < len(r.labels) {
-			pt := vg.Point{X: X + 3, Y: c.Max.Y - sty.Rectangle("M").Size().Y - 2}
-			box := sty.Rectangle(r.labels[i]).Add(pt)
-			c.SetColor(color.NRGBA{R: 255, G: 255, B: 255, A: 210})
-			c.Fill(box.Path())
-			c.FillText(sty, pt, r.labels[i])
-		}
-	}
-	for _, y := range r.ys {
-		if Y := ty(y); Y >= c.Min.Y && Y <= c.Max.Y {
-			c.StrokeLine2(r.style, c.Min.X, Y, c.Max.X, Y)
-		}
-	}
-}
-
-func (r rules) Thumbnail(c *draw.Canvas) {
-	y := (c.Min.Y + c.Max.Y) / 2
-	c.StrokeLine2(r.style, c.Min.X, y, c.Max.X, y)
-}
-
-// save draws the figure as name.png and name.svg in out.
-func save(out, name string, w, h vg.Length, drawFig func(draw.Canvas)) (files []string, err error) {
-	defer func() {
-		if e := recover(); e != nil { // gonum/plot panics on some degenerate axes
-			err = fmt.Errorf("plots: drawing %s: %v", name, e)
-		}
-	}()
-	for _, ext := range []string{"png", "svg"} {
-		var c vg.CanvasWriterTo = vgsvg.New(w, h)
-		if ext == "png" {
-			c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))}
-		}
-		dc := draw.New(c)
-		dc.SetColor(color.White)
-		dc.Fill(dc.Rectangle.Path())
-		drawFig(dc)
-		path := filepath.Join(out, name+"."+ext)
-		f, err := os.Create(path)
-		if err != nil {
-			return files, fmt.Errorf("plots: %w", err)
-		}
-		_, err = c.WriteTo(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return files, fmt.Errorf("plots: writing %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
-	return files, nil
-}
+func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.sty, c.Center()) }

@@ -6,12 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	_ "image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/salsaopt/salsa/internal/conformance"
 
@@ -91,7 +100,8 @@ func writeRun(t *testing.T, dir, method string, steps int) (schedule.Config, []s
 	if err := trace.WriteEvents(&ev, evs); err != nil {
 		t.Fatal(err)
 	}
-	rj, err := json.Marshal(map[string]any{"method": method, "schedule": cfg})
+	// run.json as salsa train writes it: plan.options and plan.schedule.
+	rj, err := json.Marshal(map[string]any{"plan": map[string]any{"options": map[string]any{"method": method}, "schedule": cfg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,9 +252,11 @@ func TestPlotNoEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigures(t, out, "lr", "loss", "acc", "stats")
-	if len(d.Skipped) != 1 || !strings.Contains(d.Skipped[0], "θ = 1/8 assumed") {
-		t.Errorf("skipped %q: want the note that θ = 1/8 was assumed", d.Skipped)
+	// No test, hence no statistics figure.
+	checkFigures(t, out, "lr", "loss", "acc")
+	if len(d.Files) != 6 || len(d.Skipped) != 2 || !strings.Contains(d.Skipped[0], "θ = 1/8 assumed") ||
+		d.Skipped[1] != "stats: no stationarity test in "+EventsFile {
+		t.Errorf("wrote %v, skipped %q: want lr, loss, acc, the note that θ = 1/8 was assumed and stats skipped", d.Files, d.Skipped)
 	}
 
 	// Without the trace, lr and loss come from epochs.csv and stats is skipped.
@@ -274,8 +286,8 @@ func TestPlotErrors(t *testing.T) {
 	if err := DrawRun(empty); err == nil || !strings.Contains(err.Error(), `line 3: column "train_loss": "x"`) {
 		t.Errorf("DrawRun(bad epochs.csv) = %v: want the line and column", err)
 	}
-	if err := DrawCompare([]string{missing}, t.TempDir()); err == nil || !strings.Contains(err.Error(), missing) {
-		t.Errorf("DrawCompare with a missing run = %v: want an error naming it", err)
+	if _, err := DrawCompareTo([]string{missing}, t.TempDir()); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("DrawCompareTo with a missing run = %v: want an error naming it", err)
 	}
 }
 
@@ -295,10 +307,10 @@ func TestPlotCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Files) != 6 || len(d.Skipped) != 0 {
-		t.Errorf("wrote %v, skipped %v: want 6 files", d.Files, d.Skipped)
+	if len(d.Files) != 8 || len(d.Skipped) != 0 {
+		t.Errorf("wrote %v, skipped %v: want 8 files", d.Files, d.Skipped)
 	}
-	checkFigures(t, out, "compare_lr", "compare_loss", "compare_acc")
+	checkFigures(t, out, "compare_lr", "compare_loss", "compare_test_loss", "compare_acc")
 	svg, err := os.ReadFile(filepath.Join(out, "compare_lr.svg"))
 	if err != nil {
 		t.Fatal(err)
@@ -385,6 +397,439 @@ func TestPlotPerplexity(t *testing.T) {
 		}
 		if has(c, "compare_ppl.png") != ppl {
 			t.Errorf("test_ppl given: %v; compare_ppl.png drawn: %v", ppl, has(c, "compare_ppl.png"))
+		}
+	}
+}
+
+// renderFig draws f alone as DrawRunTo does, on a canvas it returns.
+func renderFig(f *fig) *vgimg.Canvas {
+	c := vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(120))
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	f.render(dc)
+	return c
+}
+
+// checkLayout checks a drawn figure: every data point lies within the y
+// axis, and the legend (if any) covers no point of the data, nor any point
+// along its lines.
+func checkLayout(t *testing.T, name string, f *fig) {
+	t.Helper()
+	dc := f.dataArea
+	if dc.Max.X <= dc.Min.X {
+		t.Fatalf("%s: not drawn", name)
+	}
+	if w, _ := legendSize(&f.Legend); w > 0 && f.legendBox.Max.X <= f.legendBox.Min.X {
+		t.Errorf("%s: the legend has entries but no box", name)
+	}
+	b := f.legendBox
+	in := func(p vg.Point) bool { return p.X >= b.Min.X && p.X <= b.Max.X && p.Y >= b.Min.Y && p.Y <= b.Max.Y }
+	tx, ty := f.Transforms(&dc)
+	for _, s := range f.data {
+		var prev vg.Point
+		for i, q := range s.pts {
+			if !(q.Y > f.Y.Min && q.Y < f.Y.Max) {
+				t.Errorf("%s: %q: point (%v, %v) outside the y axis [%v, %v]", name, s.name, q.X, q.Y, f.Y.Min, f.Y.Max)
+			}
+			p := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+			if in(p) {
+				t.Errorf("%s: the legend %v covers %q at (%v, %v)", name, b, s.name, q.X, q.Y)
+			}
+			if s.joined && i > 0 {
+				for k := 1; k < 20; k++ {
+					a := float64(k) / 20
+					if m := (vg.Point{X: prev.X + vg.Length(a)*(p.X-prev.X), Y: prev.Y + vg.Length(a)*(p.Y-prev.Y)}); in(m) {
+						t.Errorf("%s: the legend %v covers the line %q near (%v, %v)", name, b, s.name, q.X, q.Y)
+						break
+					}
+				}
+			}
+			prev = p
+		}
+	}
+}
+
+// checkRunLayout draws the figures of the run in dir and checks their layout.
+func checkRunLayout(t *testing.T, dir string) {
+	t.Helper()
+	r, err := loadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, _ := runFigs(r)
+	for _, nf := range figs {
+		renderFig(nf.fig)
+		checkLayout(t, nf.name, nf.fig)
+	}
+	if r.noStats() == "" {
+		title, ps, err := statsPlots(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drawStats(draw.New(vgimg.NewWith(vgimg.UseWH(figW, statsH), vgimg.UseDPI(120))), title, ps)
+		for i, f := range ps {
+			checkLayout(t, fmt.Sprintf("stats (%c)", 'a'+i), f)
+		}
+	}
+}
+
+func TestPlotRunLayout(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, "salsa", 4000)
+	checkRunLayout(t, dir)
+}
+
+// writeStatsRun writes a run directory of a salsa run with a made-up trace
+// of the given length and the given events: Δ_k (x1d; d2 = 0) scatters
+// around the mean of the next test, by a tenth of its interval's width.
+func writeStatsRun(t *testing.T, dir string, steps int, evs []schedule.Event) {
+	t.Helper()
+	var tr bytes.Buffer
+	zw := gzip.NewWriter(&tr)
+	tw, err := trace.NewTraceWriter(zw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := 0
+	for k := 1; k <= steps; k++ {
+		for next < len(evs)-1 && (evs[next].Kind != schedule.KindTest || evs[next].Step < k) {
+			next++
+		}
+		e := evs[next]
+		x := e.Mean + (e.Upper-e.Lower)*math.Sin(12.9898*float64(k))
+		if err := tw.Write(trace.Row{Step: k, LR: 0.1, Loss: 1, X1D: x}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ev bytes.Buffer
+	if err := trace.WriteEvents(&ev, evs); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := schedule.Defaults(schedule.PresetPaper, 1000, 10, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj, err := json.Marshal(map[string]any{"plan": map[string]any{"options": map[string]any{"method": "salsa"}, "schedule": cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{StepsFile: tr.Bytes(), EventsFile: ev.Bytes(), RunFile: rj} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The statistics figure of a run whose tests after a drop have a mean of
+// +0.01 against −0.2 before it, and which ran no test for a long stretch:
+// panel (b) shows every interval whole, with a margin, and its legend
+// covers none; panel (c) breaks its lines at the stretch.
+func TestPlotStatsFitAndGaps(t *testing.T) {
+	var evs []schedule.Event
+	test := func(step int, mean, hw float64) {
+		evs = append(evs, schedule.Event{Step: step, Kind: schedule.KindTest, Mean: mean, Lower: mean - hw, Upper: mean + hw,
+			Std: hw, Count: 100, Stationary: step%500 == 0})
+	}
+	for k := 300; k <= 1000; k += 100 {
+		test(k, -0.2, 0.05)
+	}
+	evs = append(evs, schedule.Event{Step: 1000, Kind: schedule.KindDrop, NewLR: 0.01, Reason: "stationarity"})
+	for k := 1100; k <= 1500; k += 100 {
+		test(k, 0.01, 0.02)
+	}
+	for k := 2700; k <= 3000; k += 100 { // no test from 1500 to 2700
+		test(k, 0.005, 0.007)
+	}
+	dir := t.TempDir()
+	writeStatsRun(t, dir, 3000, evs)
+	checkRunLayout(t, dir)
+
+	r, err := loadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, ps, err := statsPlots(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawStats(draw.New(vgimg.NewWith(vgimg.UseWH(figW, statsH), vgimg.UseDPI(120))), title, ps)
+	if out := os.Getenv("PLOTS_KEEP"); out != "" { // for a look at the figure
+		DrawRunTo(dir, out)
+	}
+	b := ps[1]
+	for _, e := range evs {
+		if e.Kind != schedule.KindTest {
+			continue
+		}
+		for _, y := range []float64{e.Lower, e.Upper} {
+			if v := b.Y.Scale.Normalize(b.Y.Min, b.Y.Max, y); v < 0.02 || v > 0.98 {
+				t.Errorf("panel (b): the interval of the test at step %d ends at %v, at %.3f of the axis [%v, %v]: want it within, with a margin",
+					e.Step, y, v, b.Y.Min, b.Y.Max)
+			}
+		}
+	}
+	c := ps[2]
+	late := false
+	for _, s := range c.data {
+		for i := 1; s.joined && i < len(s.pts); i++ {
+			if dx := s.pts[i].X - s.pts[i-1].X; dx > 250 {
+				t.Errorf("panel (c): %q joins the tests at steps %v and %v across the stretch without a test", s.name, s.pts[i-1].X, s.pts[i].X)
+			}
+		}
+		for _, q := range s.pts {
+			late = late || q.X >= 2700
+		}
+	}
+	if !late {
+		t.Error("panel (c): the tests after the stretch are not drawn")
+	}
+}
+
+// Methods that run no stationarity test get no statistics figure, and the
+// skipped list says why.
+func TestPlotNoStatsWithoutTests(t *testing.T) {
+	for _, m := range []struct{ method, scheduler string }{
+		{"shb-hand", "cut"}, {"cut", "cut"}, {"adam-warmup", "warmup"}, {"warmup", "warmup"}, {"constant", "constant"}, {"ssls", "ssls"},
+	} {
+		dir := t.TempDir()
+		writeRun(t, dir, m.scheduler, 1500)
+		rj, err := json.Marshal(map[string]any{"plan": map[string]any{"options": map[string]any{"method": m.method}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, RunFile), rj, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := DrawRunTo(dir, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			if _, err := os.Stat(filepath.Join(dir, "stats"+ext)); err == nil {
+				t.Errorf("%s: stats%s drawn", m.method, ext)
+			}
+		}
+		want := "stats: no stationarity test in " + EventsFile + " (method " + m.method + ")"
+		if len(d.Files) != 6 || !slices.Contains(d.Skipped, want) {
+			t.Errorf("%s: wrote %v, skipped %q: want lr, loss and acc, and %q", m.method, d.Files, d.Skipped, want)
+		}
+	}
+}
+
+// addValLoss adds a val_loss column to the run's epochs.csv, as a -val
+// method's run has, and returns its values.
+func addValLoss(t *testing.T, dir string) []float64 {
+	t.Helper()
+	path := filepath.Join(dir, EpochsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var vals []float64
+	for i := range lines {
+		if i == 0 {
+			lines[i] += ",val_loss"
+			continue
+		}
+		v := 0.5 + 1/float64(i)
+		vals = append(vals, v)
+		lines[i] += "," + fmt.Sprint(v)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return vals
+}
+
+// The validation loss of the -val methods is in the run's loss figure and
+// in a comparison figure of its own, drawn only if some run has one.
+func TestPlotValLoss(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeRun(t, d, "salsa", 1000)
+	}
+	vals := addValLoss(t, a)
+	r, err := loadRun(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := lossPlot(r)
+	found := false
+	for _, s := range loss.data {
+		if s.name == "validation loss (epoch)" {
+			found = true
+			if len(s.pts) != len(vals) || s.pts[0].Y != vals[0] {
+				t.Errorf("loss figure: validation loss %v, want %v", s.pts, vals)
+			}
+		}
+	}
+	if !found {
+		t.Error("loss figure: no validation loss")
+	}
+	checkRunLayout(t, a)
+
+	out := filepath.Join(root, "cmp")
+	d, err := DrawCompareTo([]string{a, b}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigures(t, out, "compare_val_loss", "compare_test_loss")
+	d, err = DrawCompareTo([]string{b, b}, out+"2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range d.Files {
+		if strings.Contains(f, "compare_val_loss") {
+			t.Errorf("compare_val_loss drawn for runs without val_loss: %v", d.Files)
+		}
+	}
+}
+
+// Each run of a comparison has a style of its own, so that two runs with
+// the same curves both stay visible; the legends cover no data; the
+// accuracy figure marks each run's drops and switch on its curve.
+func TestPlotCompareStyles(t *testing.T) {
+	for n := 1; n <= 7; n++ {
+		seen := map[string]bool{}
+		for i := range n {
+			s := styleOf(i, n)
+			for _, k := range []string{fmt.Sprint("color", s.line.Color), fmt.Sprint("dashes", s.line.Dashes), fmt.Sprintf("shape %T", s.glyph.Shape)} {
+				if seen[k] {
+					t.Errorf("%d runs: run %d has the %s of an earlier one", n, i, k)
+				}
+				seen[k] = true
+			}
+		}
+	}
+
+	root := t.TempDir()
+	var runs []*run
+	var evs []schedule.Event
+	for _, name := range []string{"a", "b", "c"} {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m := "salsa" // a and b: the same run
+		if name == "c" {
+			m = "sasa+"
+		}
+		_, e := writeRun(t, dir, m, 4000)
+		if name == "a" {
+			evs = e
+		}
+		r, err := loadRun(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	figs, skipped := compareFigs(runs)
+	if len(skipped) != 0 {
+		t.Errorf("skipped %v", skipped)
+	}
+	var names []string
+	for _, nf := range figs {
+		names = append(names, nf.name)
+		c := renderFig(nf.fig)
+		checkLayout(t, nf.name, nf.fig)
+		// Pixels of each run's color: the first two runs have the same
+		// curves, and both must show.
+		img := c.Image()
+		for i := range 2 {
+			r0, g0, b0, _ := plotutil.Color(i).RGBA()
+			n := 0
+			for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+				for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+					r, g, b, _ := img.At(x, y).RGBA()
+					if d := absDiff(r, r0) + absDiff(g, g0) + absDiff(b, b0); d < 3*0x1800 {
+						n++
+					}
+				}
+			}
+			if n < 400 {
+				t.Errorf("%s: %d pixels of run %d's color: want ≥ 400, its line visible beside the same line of the other run", nf.name, n, i)
+			}
+		}
+		if nf.name != "compare_acc" {
+			continue
+		}
+		var drops, switches plotter.XYs
+		for _, s := range nf.fig.data {
+			switch s.name {
+			case "drops: salsa (a)":
+				drops = s.pts
+			case "switch: salsa (a)":
+				switches = s.pts
+			}
+		}
+		var want plotter.XYs
+		var wantSwitch []float64
+		for _, e := range evs {
+			switch e.Kind {
+			case schedule.KindDrop:
+				want = append(want, plotter.XY{X: float64(e.Step) / 100})
+			case schedule.KindSwitch:
+				wantSwitch = append(wantSwitch, float64(e.Step)/100)
+			}
+		}
+		if len(drops) != len(want) || len(switches) != len(wantSwitch) || len(switches) == 1 && switches[0].X != wantSwitch[0] {
+			t.Errorf("compare_acc: drops marked at %v, switch at %v; want %d drops, the switch at epoch %v", drops, switches, len(want), wantSwitch)
+		}
+		for i := range min(len(drops), len(want)) {
+			// On the curve: between the accuracies of the epochs around it.
+			e := int(math.Floor(want[i].X))
+			acc := func(k int) float64 { return runs[0].epochs[max(0, min(k, len(runs[0].epochs))-1)].TestAcc }
+			lo, hi := math.Min(acc(e), acc(e+1)), math.Max(acc(e), acc(e+1))
+			if drops[i].X != want[i].X || drops[i].Y < lo-1e-12 || drops[i].Y > hi+1e-12 {
+				t.Errorf("compare_acc: drop %d marked at (%v, %v): want epoch %v, on the curve in [%v, %v]", i, drops[i].X, drops[i].Y, want[i].X, lo, hi)
+			}
+		}
+	}
+	if got := strings.Join(names, " "); got != "compare_lr compare_loss compare_test_loss compare_acc" {
+		t.Errorf("comparison figures %q", got)
+	}
+}
+
+func absDiff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// Log and symmetric-log axes label at least three values of their range,
+// however narrow.
+func TestPlotLogTicks(t *testing.T) {
+	labels := func(ts []plot.Tick, lo, hi float64) []string {
+		var out []string
+		for _, tk := range ts {
+			if tk.Label != "" && tk.Value >= lo && tk.Value <= hi {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	for _, r := range [][2]float64{{0.03, 0.09}, {0.2, 0.9}, {0.052, 0.058}, {0.033, 0.16}, {0.022, 0.13}, {1e-4, 1}, {0.9, 1.1}, {3e-7, 2}, {40, 65}} {
+		if got := labels(logTicks{}.Ticks(r[0], r[1]), r[0], r[1]); len(got) < 3 {
+			t.Errorf("log axis [%v, %v]: labels %q: want ≥ 3", r[0], r[1], got)
+		}
+	}
+	for _, r := range []struct{ c, lo, hi float64 }{{0.01, -0.3, -0.17}, {1e-3, -0.025, -0.002}, {1e-3, -1.5, 3}, {1e-4, 0.002, 0.004}, {0.01, -0.03, 0.02}} {
+		if got := labels(symlog{r.c}.Ticks(r.lo, r.hi), r.lo, r.hi); len(got) < 3 {
+			t.Errorf("symlog(c = %v) axis [%v, %v]: labels %q: want ≥ 3", r.c, r.lo, r.hi, got)
 		}
 	}
 }
