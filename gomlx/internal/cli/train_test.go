@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/salsaopt/salsa/gomlx/internal/train"
+	"github.com/salsaopt/salsa/replay"
 )
 
 // TestTrainMNISTResume trains MNIST logreg with SALSA for one epoch on the
@@ -183,6 +187,16 @@ func TestResumeFlags(t *testing.T) {
 	y, _ := os.ReadFile(filepath.Join(b, "steps.csv.gz"))
 	if !bytes.Equal(x, y) {
 		t.Error("steps.csv.gz of the extended run differs from the uninterrupted one")
+	}
+	st, err := replay.ReadSettings(filepath.Join(b, "run.json"))
+	if err != nil {
+		t.Fatalf("run.json after --resume --epochs 2: %v", err)
+	}
+	var rj struct {
+		Plan struct{ Options train.Options } `json:"plan"`
+	}
+	if b, err := os.ReadFile(filepath.Join(b, "run.json")); err != nil || json.Unmarshal(b, &rj) != nil || rj.Plan.Options.Epochs != 2 || st.Method != "salsa" {
+		t.Errorf("run.json after --resume --epochs 2: epochs %d, method %q (%v)", rj.Plan.Options.Epochs, st.Method, err)
 	}
 	code, _, errs = run(t, "train", "--resume", "--out", b, "--epochs", "1")
 	if code != 1 || !strings.Contains(errs, "has completed 2 epochs already (give ≥ 2)") {

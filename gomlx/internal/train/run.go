@@ -179,6 +179,42 @@ type RunJSON struct {
 	Data     []data.FileDigest `json:"data,omitempty"`
 }
 
+// setRunJSONEpochs records a resumed run's new length in its run.json.
+func setRunJSONEpochs(out string, epochs int) error {
+	path := filepath.Join(out, "run.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rj struct {
+		RunJSON
+		Plan json.RawMessage `json:"plan"`
+	}
+	if err := json.Unmarshal(b, &rj); err != nil {
+		return fmt.Errorf("run.json: %w", err)
+	}
+	var plan map[string]json.RawMessage
+	var opts map[string]any
+	if err := json.Unmarshal(rj.Plan, &plan); err != nil {
+		return fmt.Errorf("run.json: plan: %w", err)
+	}
+	if err := json.Unmarshal(plan["options"], &opts); err != nil {
+		return fmt.Errorf("run.json: plan.options: %w", err)
+	}
+	opts["epochs"] = epochs
+	if plan["options"], err = json.Marshal(opts); err != nil {
+		return err
+	}
+	if rj.Plan, err = json.Marshal(plan); err != nil {
+		return err
+	}
+	out2, err := json.MarshalIndent(map[string]any{"plan": rj.Plan, "engine": rj.Engine, "versions": rj.Versions, "data": rj.Data}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(out2, '\n'))
+}
+
 // Versions reports the Go and module versions the binary was built with.
 func Versions() map[string]string {
 	v := map[string]string{"go": runtime.Version()}
@@ -241,7 +277,12 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if p.Options.Epochs < len(ck.Epochs) {
 			return nil, fmt.Errorf("--resume %s: --epochs %d: the run has completed %d epochs", out, p.Options.Epochs, len(ck.Epochs))
 		}
-		ck.Plan.Options.Epochs = p.Options.Epochs // --resume --epochs N: the run's new length
+		if ck.Plan.Options.Epochs != p.Options.Epochs { // --resume --epochs N: the run's new length
+			ck.Plan.Options.Epochs = p.Options.Epochs
+			if err := setRunJSONEpochs(out, p.Options.Epochs); err != nil {
+				return nil, fmt.Errorf("--resume %s: %w", out, err)
+			}
+		}
 		if sched, err = schedule.Restore(ck.Scheduler); err != nil {
 			return nil, fmt.Errorf("--resume %s: %w", out, err)
 		}
