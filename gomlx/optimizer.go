@@ -10,6 +10,7 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/checkpoint"
 	"github.com/gomlx/gomlx/ml/train"
 	"github.com/gomlx/gomlx/ml/train/optimizer"
 
@@ -52,15 +53,36 @@ const HookPriority train.Priority = -1000
 //
 // SSLS and SALSA (whose warmup is SSLS) need trial losses at x − η·g on the
 // step's mini-batch, which UpdateGraph cannot compute because it does not see
-// the inputs: use [Trainer] for them.
+// the inputs: build the train.Trainer with [NewTrainer], which gives the
+// optimizer the model and loss and keeps the inputs. A searching step's
+// UpdateGraph then computes the loss and g only, and keeps g, the batch and
+// the RNG state in scratch variables; the OnStep hook of [Optimizer.Attach]
+// runs the line search and the update.
 type Optimizer struct {
 	t      *Trainer // store, cfg and the lr variable; only its graph helpers and host setters are used
 	builds int      // number of graphs UpdateGraph has built
 
-	count int64 // the value of the step counter after the last step seen by AfterStep
+	count int64 // the value of the step counter after the last step seen by AfterStep; -1: not known
 	sched schedule.Scheduler
 	last  schedule.Result
 	stats Stats
+
+	// Set by NewTrainer: the model and loss, for the trials of a line search.
+	trainer *train.Trainer
+	modelFn train.ModelFn
+	lossFn  train.LossFn
+
+	search      bool              // the next train graph keeps g for a line search instead of updating x
+	builtSearch bool              // the mode of the last graph UpdateGraph built
+	bound       []*model.Variable // the variables the last searching train graph read
+	spec        any               // the dataset's spec of that graph
+	nInputs     int
+	nLabels     int
+	trial       *model.Exec // f(x − η·g) + L2 on the kept batch
+	update      *model.Exec // x ← x − α·d from the kept g
+
+	excludedFor  *checkpoint.Handler // the handler the scratch variables were last excluded from
+	excludedVars int                 // the store's number of variables then
 }
 
 var _ optimizer.Interface = (*Optimizer)(nil)
@@ -130,30 +152,35 @@ func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
 	for i, v := range vs {
 		xs[i] = v.NodeValue(g)
 	}
-	gs := o.t.clipAndDecay(vs, xs, Gradient(loss, xs...))
-	fullLoss := Add(loss, ConvertDType(o.t.l2(vs, xs), loss.DType()))
-	x1s, ds := o.t.direction(vs, xs, gs)
-	x1d, d2 := perTensorDots(x1s, ds), perTensorDots(ds, ds)
-
 	store := o.t.store
-	store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
-	store.VariableWithShape(stepX1DVar, x1d.Shape(), Zeros).SetTrainable(false).SetNodeValue(x1d)
-	store.VariableWithShape(stepD2Var, d2.Shape(), Zeros).SetTrainable(false).SetNodeValue(d2)
+	if o.search {
+		o.searchGraph(scope, g, loss, vs, xs)
+	} else {
+		gs := o.t.clipAndDecay(vs, xs, Gradient(loss, xs...))
+		fullLoss := Add(loss, ConvertDType(o.t.l2(vs, xs), loss.DType()))
+		x1s, ds := o.t.direction(vs, xs, gs)
+		x1d, d2 := perTensorDots(x1s, ds), perTensorDots(ds, ds)
+		store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
+		store.VariableWithShape(stepX1DVar, x1d.Shape(), Zeros).SetTrainable(false).SetNodeValue(x1d)
+		store.VariableWithShape(stepD2Var, d2.Shape(), Zeros).SetTrainable(false).SetNodeValue(d2)
+	}
 	cv := store.VariableWithShape(stepCount, shapes.Make(dtypes.Int64), Zeros).SetTrainable(false)
 	cv.SetNodeValue(AddScalar(cv.NodeValue(g), 1))
 	optimizer.IncrementGlobalStep(g, dtypes.Int64) // for train.Loop and Trainer.GlobalStep
 	o.builds++
+	o.builtSearch = o.search
 }
 
-// Clear implements optimizer.Interface: it deletes the direction's state and
-// the per-step outputs, and keeps the learning rate.
+// Clear implements optimizer.Interface: it deletes the direction's state,
+// the per-step outputs and the scratch values, and keeps the learning rate.
 func (o *Optimizer) Clear(_ *model.Scope) error {
-	for _, p := range append(append([]string(nil), directionState...), stepScope) {
+	for _, p := range append(append([]string(nil), directionState...), stepScope, StateScope+"/g", scratchScope) {
 		if err := o.t.store.DeleteVariablesInScope(p); err != nil {
 			return fmt.Errorf("salsagomlx: Optimizer.Clear: %w", err)
 		}
 	}
 	o.count = 0
+	o.trial, o.update = nil, nil
 	return nil
 }
 
@@ -162,9 +189,21 @@ func (o *Optimizer) Clear(_ *model.Scope) error {
 // the start of every run of the loop, and registers an OnStep hook (at
 // [HookPriority]) that calls [Optimizer.AfterStep] after every step.
 //
-// s must not search: SSLS and SALSA (whose warmup is SSLS) need trial
-// losses on the step's mini-batch, which optimizer.Interface.UpdateGraph
-// cannot compute since it does not see the inputs; use [Trainer] for them.
+// When the trainer was built by [NewTrainer], s may search (SSLS, SALSA):
+// the hook then runs the line search on the step's mini-batch and makes the
+// update. With a trainer from train.NewTrainer, s must not search, since
+// optimizer.Interface.UpdateGraph does not see the inputs.
+//
+// Checkpoints: when the store holds a scheduler snapshot in
+// [SchedulerParam] (a GoMLX checkpoint.Handler restored one) and s has made
+// no step, Attach restores it into s first, so that a resumed program
+// continues where the saved one stopped; the learning rate is then the
+// restored scheduler's. From then on the parameter holds s, whose snapshot
+// is written with every checkpoint.
+//
+// Step numbers: the k of [schedule.Result] and of its events counts the
+// updates made, so it is the trainer's GlobalStep after the step, which is
+// loop.LoopStep+1 while the OnStep hooks run.
 func (o *Optimizer) Attach(loop *train.Loop, s schedule.Scheduler) error {
 	if loop == nil || s == nil {
 		return errors.New("salsagomlx: Attach: loop and scheduler must not be nil")
@@ -175,10 +214,18 @@ func (o *Optimizer) Attach(loop *train.Loop, s schedule.Scheduler) error {
 	if loop.Trainer.Store() != o.t.store {
 		return errors.New("salsagomlx: Attach: the loop's trainer uses another store than the optimizer")
 	}
+	if o.trainer != nil && loop.Trainer != o.trainer {
+		return errors.New("salsagomlx: Attach: the loop's trainer is not the one NewTrainer built with this optimizer")
+	}
+	if err := o.restoreScheduler(s); err != nil {
+		return err
+	}
 	if err := o.start(s); err != nil {
 		return err
 	}
+	o.trainer = loop.Trainer
 	o.sched = s
+	o.t.store.SetParam(SchedulerParam, schedulerState{s})
 	loop.OnStart("salsagomlx", HookPriority, func(*train.Loop, train.Dataset) error { return o.start(s) })
 	loop.OnStep("salsagomlx", HookPriority, func(*train.Loop, []*tensors.Tensor) error {
 		_, err := o.AfterStep(s)
@@ -187,10 +234,11 @@ func (o *Optimizer) Attach(loop *train.Loop, s schedule.Scheduler) error {
 	return nil
 }
 
-// start checks that s does not search, sets α = s.LR() and resynchronises
-// the step counter with the store (which a checkpoint may have restored).
+// start checks that s can drive this optimizer, sets α = s.LR(), chooses
+// the kind of train graph the next step needs and resynchronises the step
+// counter with the store (which a checkpoint may have restored).
 func (o *Optimizer) start(s schedule.Scheduler) error {
-	if err := notSearching(s); err != nil {
+	if err := o.canSearch(s); err != nil {
 		return err
 	}
 	// Write the variable even if the host copy agrees: a checkpoint may have
@@ -201,7 +249,8 @@ func (o *Optimizer) start(s schedule.Scheduler) error {
 		o.t.lr = old
 		return err
 	}
-	o.count = 0
+	o.setMode(s.Searching())
+	o.count = -1 // not known until the counter variable exists
 	if v := o.t.store.GetVariable(stepCount); v != nil {
 		c, err := readSum(v)
 		if err != nil {
@@ -212,76 +261,118 @@ func (o *Optimizer) start(s schedule.Scheduler) error {
 	return nil
 }
 
-func notSearching(s schedule.Scheduler) error {
-	if s.Searching() {
+// setMode makes the next train graph a searching one or a plain one,
+// dropping the trainer's compiled graphs when they were built for the other.
+func (o *Optimizer) setMode(search bool) {
+	o.search = search
+	if o.builds > 0 && o.builtSearch != search && o.trainer != nil {
+		o.trainer.ResetComputationGraphs()
+	}
+}
+
+// canSearch rejects a searching s when the optimizer has no model to run
+// the trials with.
+func (o *Optimizer) canSearch(s schedule.Scheduler) error {
+	if s.Searching() && o.modelFn == nil {
 		return fmt.Errorf("salsagomlx: scheduler %s runs a line search at step %d: SSLS and SALSA (whose warmup "+
 			"is SSLS) need trial losses on the step's mini-batch, which optimizer.Interface.UpdateGraph cannot "+
-			"compute since it does not see the inputs; use salsagomlx.Trainer for them", s.Name(), s.Step()+1)
+			"compute since it does not see the inputs: build the train.Trainer with salsagomlx.NewTrainer, "+
+			"or use salsagomlx.Trainer", s.Name(), s.Step()+1)
 	}
 	return nil
 }
 
 // AfterStep closes with s the step the trainer has just made: it reads the
-// loss, ⟨x_{k+1},d_k⟩ and ‖d_k‖² from the store, calls s.Begin(loss, 0),
-// checks that s asks for the learning rate the step used, calls s.End, zeroes
-// the momentum when s asks for it and sets α = Result.NextLR for the next
-// step. [Optimizer.Attach] calls it after every step of a train.Loop; call it
+// loss (and for a searching step ‖g‖²) from the store and calls s.Begin;
+// for a searching step it evaluates the trials s asks for and makes the
+// update at the rate s chose, otherwise it checks that s asks for the
+// learning rate the step used; then it calls s.End, zeroes the momentum
+// when s asks for it and sets α = Result.NextLR for the next step.
+// [Optimizer.Attach] calls it after every step of a train.Loop; call it
 // yourself after each Trainer.TrainStep in a hand-written loop (after
 // SetLR(s.LR()) before the first step).
 //
-// The update has been made when AfterStep runs: after an error (a non-finite
-// loss that s rejects, say) s is as before the step but the parameters have
-// moved. It is an error for a step to run without AfterStep.
+// A plain step has made its update when AfterStep runs: after an error (a
+// non-finite loss that s rejects, say) s is as before the step but the
+// parameters have moved. It is an error for a step to run without
+// AfterStep.
 func (o *Optimizer) AfterStep(s schedule.Scheduler) (schedule.Result, error) {
-	if err := notSearching(s); err != nil {
+	if err := o.canSearch(s); err != nil {
 		return schedule.Result{}, err
 	}
-	st, count, err := o.readStep()
+	if o.builds > 0 && o.builtSearch != s.Searching() {
+		return schedule.Result{}, fmt.Errorf("salsagomlx: AfterStep: scheduler %s searching = %v, the step's graph was built for %v "+
+			"(drive the optimizer with one scheduler, through Attach)", s.Name(), s.Searching(), o.builtSearch)
+	}
+	v := o.t.store.GetVariable(stepCount)
+	if v == nil {
+		return schedule.Result{}, fmt.Errorf("salsagomlx: no variable %s: no step has run with this Optimizer "+
+			"(is it the trainer's optimizer?)", stepCount)
+	}
+	c, err := readSum(v)
 	if err != nil {
 		return schedule.Result{}, err
 	}
-	prev := o.count
+	count, prev := int64(c), o.count
 	o.count = count
-	if count != prev+1 {
+	if prev >= 0 && count != prev+1 {
 		return schedule.Result{}, fmt.Errorf("salsagomlx: AfterStep: %d optimizer steps ran since the last call, want 1", count-prev)
 	}
-	req, err := s.Begin(st.Loss, 0)
-	if err != nil {
-		s.Abort()
-		return schedule.Result{}, err
+	var res schedule.Result
+	var st Stats
+	if o.builtSearch {
+		res, st, err = o.searchStep(s)
+	} else {
+		res, st, err = o.plainStep(s)
 	}
-	if req.Eval || req.LR != o.t.lr {
-		s.Abort()
-		return schedule.Result{}, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v), the step used %v",
-			s.Name(), req.LR, req.Eval, o.t.lr)
-	}
-	res, err := o.t.end(s, st.X1D, st.D2)
 	if err != nil {
 		return res, err
 	}
 	if err := o.t.SetLR(res.NextLR); err != nil {
 		return res, err
 	}
+	o.setMode(s.Searching())
+	o.excludeScratch()
 	o.last, o.stats = res, st
 	return res, nil
 }
 
-// readStep reads what the last step stored.
-func (o *Optimizer) readStep() (st Stats, count int64, err error) {
-	vars := [4]*model.Variable{}
-	for i, p := range [4]string{stepLossVar, stepX1DVar, stepD2Var, stepCount} {
-		if vars[i] = o.t.store.GetVariable(p); vars[i] == nil {
-			return st, 0, fmt.Errorf("salsagomlx: no variable %s: no step has run with this Optimizer "+
+// plainStep closes a step whose update the train graph made.
+func (o *Optimizer) plainStep(s schedule.Scheduler) (schedule.Result, Stats, error) {
+	vals, err := o.readVars(stepLossVar, stepX1DVar, stepD2Var)
+	if err != nil {
+		return schedule.Result{}, Stats{}, err
+	}
+	st := Stats{Loss: vals[0], X1D: vals[1], D2: vals[2]}
+	req, err := s.Begin(st.Loss, 0)
+	if err != nil {
+		s.Abort()
+		return schedule.Result{}, st, err
+	}
+	if req.Eval || req.LR != o.t.lr {
+		s.Abort()
+		return schedule.Result{}, st, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v), the step used %v",
+			s.Name(), req.LR, req.Eval, o.t.lr)
+	}
+	res, err := o.t.end(s, st.X1D, st.D2)
+	return res, st, err
+}
+
+// readVars reads the sums of the values of the variables at paths.
+func (o *Optimizer) readVars(paths ...string) ([]float64, error) {
+	vals := make([]float64, len(paths))
+	for i, p := range paths {
+		v := o.t.store.GetVariable(p)
+		if v == nil {
+			return nil, fmt.Errorf("salsagomlx: no variable %s: no step has run with this Optimizer "+
 				"(is it the trainer's optimizer?)", p)
 		}
-	}
-	vals := [4]float64{}
-	for i, v := range vars {
+		var err error
 		if vals[i], err = readSum(v); err != nil {
-			return st, 0, err
+			return nil, err
 		}
 	}
-	return Stats{Loss: vals[0], X1D: vals[1], D2: vals[2]}, int64(vals[3]), nil
+	return vals, nil
 }
 
 // readSum adds up the elements of a variable's value in float64, in order,

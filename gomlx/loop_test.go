@@ -1,0 +1,219 @@
+package salsagomlx
+
+import (
+	"iter"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train"
+	"github.com/gomlx/gomlx/ml/train/loss"
+	"github.com/gomlx/gomlx/ml/train/metric"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/stats"
+)
+
+// testSALSA is SALSA with short windows, switching to SASA+ at step
+// switchAt (0: by its own tests).
+func testSALSA(t *testing.T, lr0 float64, switchAt int) *schedule.SALSA {
+	t.Helper()
+	s, err := schedule.NewSALSA(schedule.SALSAConfig{
+		SSLS:          schedule.SSLSConfig{LR0: lr0, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: 0.1, M: 2},
+		SASAPlus:      schedule.SASAPlusConfig{LR0: lr0, Theta: 0.5, Delta: 0.05, Tau: 0.1, NMin: 20, KTest: 10, Variance: stats.BM},
+		Slope:         schedule.SlopeConfig{Theta: 0.5, Delta: 0.05, NMin: 20, KTest: 10},
+		ForceSwitchAt: switchAt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestNewTrainerMatchesTrainer trains the same softmax regression on the
+// same batches with SALSA twice: (a) inside a stock train.Loop through
+// NewTrainer and Optimizer.Attach, (b) with this package's Trainer.Run.
+// Every step must agree: the loss, ‖g‖², the line search's trials (through
+// the learning rate they give), ⟨x⁺,d⟩, ‖d‖² and the scheduler's decisions,
+// across SALSA's switch from SSLS to SASA+ (which recompiles the train
+// graph once) and its drops.
+func TestNewTrainerMatchesTrainer(t *testing.T) {
+	const in, out, batch, steps, switchAt = 4, 3, 16, 300, 60
+	r := rand.New(rand.NewPCG(3, 4))
+	w0 := make([]float32, in*out)
+	for i := range w0 {
+		w0[i] = float32(0.3 * r.NormFloat64())
+	}
+	backend := gobackend.GetBackend()
+	cfg := Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 1e-3}
+
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer := NewTrainer(backend, store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)), meanCE, opt, nil, nil)
+	loop := train.NewLoop(trainer)
+	sa := testSALSA(t, 0.1, switchAt)
+	if err := opt.Attach(loop, sa); err != nil {
+		t.Fatal(err)
+	}
+	var recA []stepRecord
+	loop.OnStep("test", 0, func(l *train.Loop, _ []*tensors.Tensor) error {
+		res := opt.LastResult()
+		if res.Step != l.LoopStep+1 || int64(res.Step) != trainer.GlobalStep() {
+			t.Errorf("result step %d, LoopStep %d, global step %d", res.Step, l.LoopStep, trainer.GlobalStep())
+		}
+		recA = append(recA, stepRecord{opt.LastStats(), res})
+		return nil
+	})
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(5, 6)), n: batch}, steps); err != nil {
+		t.Fatal(err)
+	}
+
+	tr, err := New(backend, model.NewStore(), fixedLinear(w0, in, out), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := testSALSA(t, 0.1, switchAt)
+	rb := rand.New(rand.NewPCG(5, 6))
+	var recB []stepRecord
+	for k := 0; k < steps; k++ {
+		x, y := toyData(rb, batch)
+		res, st, err := tr.Run(sb, tensors.FromFlatDataAndDimensions(x, batch, in), tensors.FromFlatDataAndDimensions(y, batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recB = append(recB, stepRecord{st, res})
+	}
+
+	if len(recA) != steps {
+		t.Fatalf("%d steps recorded, want %d", len(recA), steps)
+	}
+	var maxRel float64
+	searched, drops := 0, 0
+	for k := range recA {
+		a, b := recA[k], recB[k]
+		for _, p := range [][2]float64{{a.st.Loss, b.st.Loss}, {a.st.GG, b.st.GG}, {a.st.X1D, b.st.X1D}, {a.st.D2, b.st.D2},
+			{a.res.LR, b.res.LR}, {a.res.NextLR, b.res.NextLR}} {
+			rel := math.Abs(p[0]-p[1]) / math.Max(1e-3, math.Abs(p[1]))
+			maxRel = math.Max(maxRel, rel)
+			if rel > 1e-5 {
+				t.Errorf("step %d: loop %+v %+v, Trainer %+v %+v", k+1, a.st, a.res, b.st, b.res)
+				break
+			}
+		}
+		if a.res.Searched != b.res.Searched || a.res.ResetMomentum != b.res.ResetMomentum || len(a.res.Events) != len(b.res.Events) {
+			t.Errorf("step %d: loop result %+v, Trainer result %+v", k+1, a.res, b.res)
+		}
+		if a.res.Searched {
+			searched++
+		}
+		if a.res.ResetMomentum {
+			drops++
+		}
+	}
+	t.Logf("%d searching steps, %d drops, final lr %v, max relative difference %.3g, loss %.4f → %.4f",
+		searched, drops, sa.LR(), maxRel, recA[0].st.Loss, recA[steps-1].st.Loss)
+	if searched == 0 || searched > switchAt || drops < 1 {
+		t.Errorf("%d searching steps (want 1 to %d), %d drops (want ≥ 1)", searched, switchAt, drops)
+	}
+	if opt.builds != 2 {
+		t.Errorf("UpdateGraph built %d graphs, want 2 (one searching, one plain after the switch)", opt.builds)
+	}
+	if gs := trainer.GlobalStep(); gs != steps {
+		t.Errorf("global step %d, want %d", gs, steps)
+	}
+}
+
+// toyBatches is a finite train.Dataset: the same toyData examples from
+// seed, in batches of n.
+type toyBatches struct {
+	seed       uint64
+	n, batches int
+}
+
+func (d *toyBatches) Name() string { return "toy batches" }
+
+func (d *toyBatches) Iter() iter.Seq2[train.Batch, error] {
+	return func(yield func(train.Batch, error) bool) {
+		r := rand.New(rand.NewPCG(d.seed, 1))
+		for k := 0; k < d.batches; k++ {
+			x, y := toyData(r, d.n)
+			b := train.Batch{
+				Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, d.n, 4)},
+				Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(y, d.n, 1)},
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// TestNewTrainerEvalAndScope trains a model that puts its variables under
+// the user's own scope "/mynet" with SALSA in a train.Loop, and checks that
+// they stay there (nothing under "/model"), and that Trainer.Eval on the Go
+// backend follows the training and averages every batch: an evaluation
+// after more steps differs from the first, and 10 batches of 100 give the
+// mean of one batch of the same 1000 examples.
+func TestNewTrainerEvalAndScope(t *testing.T) {
+	backend := gobackend.GetBackend()
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := func(scope *model.Scope, x *Node) *Node {
+		return layers.DenseWithBias(scope.In("mynet").In("dense"), x, 3)
+	}
+	acc := metric.NewSparseCategoricalAccuracy("Mean Accuracy", "#acc")
+	trainer := NewTrainer(backend, store, mine, loss.SparseCategoricalCrossEntropyLogits, opt, nil, []metric.Interface{acc})
+	loop := train.NewLoop(trainer)
+	if err := opt.Attach(loop, testSALSA(t, 0.1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	ds := &toyDataset{r: rand.New(rand.NewPCG(7, 8)), n: 16}
+	eval := func(batch, batches int) (loss, acc float64) {
+		m, err := trainer.Eval(&toyBatches{seed: 9, n: batch, batches: batches})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return shapes.ConvertTo[float64](m[0].Value()), shapes.ConvertTo[float64](m[1].Value())
+	}
+	if _, err := loop.RunSteps(ds, 5); err != nil {
+		t.Fatal(err)
+	}
+	l1, a1 := eval(100, 10)
+	if _, err := loop.RunSteps(ds, 200); err != nil {
+		t.Fatal(err)
+	}
+	l2, a2 := eval(100, 10)
+	l3, a3 := eval(1000, 1)
+	t.Logf("after 5 steps: loss %.4f acc %.3f; after 205: loss %.4f acc %.3f (one batch: %.4f %.3f)", l1, a1, l2, a2, l3, a3)
+	if l1 == l2 || !(l2 < l1) {
+		t.Errorf("eval loss %v after 5 steps, %v after 205: the evaluation does not follow the training", l1, l2)
+	}
+	if math.Abs(l2-l3) > 1e-5*l3 || math.Abs(a2-a3) > 1e-6 {
+		t.Errorf("10 batches of 100: loss %v acc %v; one batch of the same 1000: %v %v", l2, a2, l3, a3)
+	}
+	var mineVars, modelVars int
+	for v := range store.IterVariables() {
+		switch {
+		case strings.HasPrefix(v.Path(), "/mynet/"):
+			mineVars++
+		case strings.HasPrefix(v.Path(), "/model/"):
+			modelVars++
+		}
+	}
+	if mineVars != 2 || modelVars != 0 {
+		t.Errorf("%d variables under /mynet (want 2), %d under /model (want 0)", mineVars, modelVars)
+	}
+}
