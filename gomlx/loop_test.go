@@ -1,6 +1,8 @@
 package salsagomlx
 
 import (
+	"bytes"
+	"fmt"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -12,7 +14,9 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/checkpoint"
 	"github.com/gomlx/gomlx/ml/train"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/gomlx/gomlx/ml/train/metric"
@@ -216,4 +220,87 @@ func TestNewTrainerEvalAndScope(t *testing.T) {
 	if mineVars != 2 || modelVars != 0 {
 		t.Errorf("%d variables under /mynet (want 2), %d under /model (want 0)", mineVars, modelVars)
 	}
+}
+
+// TestCheckpointResumeWhileSearching saves a GoMLX checkpoint during
+// SALSA's SSLS phase (a line search at every step, dropout in the model),
+// restores it into a fresh program and checks that both go on bit for bit:
+// the losses, the learning rates the line search picks and the scheduler's
+// state; and that the checkpoint has no scratch variable.
+func TestCheckpointResumeWhileSearching(t *testing.T) {
+	dir := t.TempDir()
+	type program struct {
+		opt    *Optimizer
+		sched  *schedule.SALSA
+		loop   *train.Loop
+		h      *checkpoint.Handler
+		losses []float64
+		lrs    []float64
+	}
+	start := func() *program {
+		p := &program{sched: testSALSA(t, 0.1, 0)}
+		store := model.NewStore()
+		if err := store.SetRNGStateFromSeed(3); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if p.h, err = checkpoint.Build(store).Dir(dir).Done(); err != nil {
+			t.Fatal(err)
+		}
+		if p.opt, err = NewOptimizer(store, DefaultConfig()); err != nil {
+			t.Fatal(err)
+		}
+		net := func(scope *model.Scope, x *Node) *Node {
+			x = activation.Relu(layers.DenseWithBias(scope.In("hidden"), x, 8))
+			x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.2))
+			return layers.DenseWithBias(scope.In("out"), x, 3)
+		}
+		trainer := NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, p.opt, nil, nil)
+		p.loop = train.NewLoop(trainer)
+		if err := p.opt.Attach(p.loop, p.sched); err != nil {
+			t.Fatal(err)
+		}
+		p.loop.OnStep("record", 0, func(*train.Loop, []*tensors.Tensor) error {
+			p.losses = append(p.losses, p.opt.LastStats().Loss)
+			p.lrs = append(p.lrs, p.opt.LastResult().LR)
+			return nil
+		})
+		return p
+	}
+	a := start()
+	if _, err := a.loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(1, 1)), n: 16}, 30); err != nil {
+		t.Fatal(err)
+	}
+	if !a.sched.Searching() {
+		t.Fatal("SALSA switched before the save: the test needs a searching step")
+	}
+	if err := a.h.Save(); err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := a.sched.MarshalBinary()
+	b := start()
+	restored, _ := b.sched.MarshalBinary()
+	if !bytes.Equal(saved, restored) || b.opt.LR() != a.opt.LR() {
+		t.Fatalf("restored scheduler differs (lr %v, want %v)", b.opt.LR(), a.opt.LR())
+	}
+	for name := range b.h.LoadedVariables() {
+		if scratchPath(strings.TrimPrefix(name, "var:")) {
+			t.Errorf("the checkpoint holds the scratch variable %s", name)
+		}
+	}
+	n := len(a.losses)
+	for _, p := range []*program{a, b} {
+		if _, err := p.loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(2, 2)), n: 16}, 40); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(a.losses[n:]) != fmt.Sprint(b.losses) || fmt.Sprint(a.lrs[n:]) != fmt.Sprint(b.lrs) {
+		t.Errorf("after the resume:\nlosses %v\n  want %v\nlrs %v\nwant %v", b.losses, a.losses[n:], b.lrs, a.lrs[n:])
+	}
+	sa, _ := a.sched.MarshalBinary()
+	sb, _ := b.sched.MarshalBinary()
+	if !bytes.Equal(sa, sb) {
+		t.Error("the schedulers differ 40 steps after the resume")
+	}
+	t.Logf("lr at the save %v, 40 steps later %v; searching then: %v", a.lrs[n-1], a.opt.LR(), a.sched.Searching())
 }
