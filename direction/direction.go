@@ -6,7 +6,10 @@
 // [QHM] covers SGD (eq. (3)), the dampened stochastic heavy ball
 // (eq. (4)), Nesterov momentum (eq. (5)) and quasi-hyperbolic
 // momentum (eq. (7)), with the operation order of statopt 0.2. [Adam]
-// is the Adam/AdamW baseline.
+// is the Adam/AdamW baseline. The learning-rate-free baselines
+// [DAdaptSGD], [Prodigy] and [DoG], and Schedule-Free SGD/AdamW
+// ([ScheduleFree]), are [LRAware] directions: they hold their own step
+// size and take the scheduler's rate as a multiplier.
 //
 // Every [Direction.Compute] validates its arguments before it changes
 // anything: on a length mismatch or a NaN/±Inf in g or x it returns an error

@@ -17,6 +17,9 @@ type dirCase struct {
 	decWD float64 // decoupled weight decay added to d (AdamW)
 	qhm   *QHMConfig
 	adam  *AdamConfig
+	// lrfree is one of *ScheduleFreeConfig, *ProdigyConfig,
+	// *DAdaptSGDConfig, *DoGConfig (the LRAware directions).
+	lrfree any
 }
 
 func dirCases() []dirCase {
@@ -25,17 +28,57 @@ func dirCases() []dirCase {
 	adam, adamW := DefaultAdam(), DefaultAdam()
 	adam.WeightDecay = wd
 	adamW.WeightDecay, adamW.Decoupled = wd, true
-	return []dirCase{
+	return append([]dirCase{
 		{name: "SGD", l2: wd, qhm: q(0, 1)},
 		{name: "SHB", l2: wd, qhm: q(0.9, 1)},
 		{name: "Nesterov", l2: wd, qhm: q(0.9, 0.9)},
 		{name: "QHM", l2: wd, qhm: q(0.9, 0.7)},
 		{name: "Adam", l2: wd, adam: &adam},
 		{name: "AdamW", decWD: wd, adam: &adamW},
+	}, lrfreeCases(wd)...)
+}
+
+// lrfreeCases are the LRAware directions at their defaults, with weight
+// decay: L2 for Schedule-Free SGD, D-Adaptation, DoG and one Prodigy row;
+// decoupled (g left as is) for Schedule-Free AdamW and the default Prodigy.
+func lrfreeCases(wd float64) []dirCase {
+	sgd, adamw, paper := DefaultScheduleFreeSGD(), DefaultScheduleFreeAdamW(), DefaultScheduleFreeAdamW()
+	sgd.WeightDecay, adamw.WeightDecay, paper.WeightDecay, paper.PaperBiasCorrection = wd, wd, wd, true
+	sgdR := sgd
+	sgdR.R = 1
+	prod, prodL2 := DefaultProdigy(), DefaultProdigy()
+	prod.WeightDecay, prod.D0 = wd, 0.1
+	prodL2.WeightDecay, prodL2.Decoupled, prodL2.BiasCorrection, prodL2.SafeguardWarmup, prodL2.Beta1 = wd, false, true, true, 0
+	prodL2.GrowthRate = 1.5
+	da, dam := DefaultDAdaptSGD(), DefaultDAdaptSGD()
+	da.WeightDecay, da.D0 = wd, 0.1
+	dam.WeightDecay, dam.Momentum, dam.GrowthRate = wd, 0.9, 1.02
+	dog := DefaultDoG()
+	dog.WeightDecay = wd
+	return []dirCase{
+		{name: "ScheduleFreeSGD", l2: wd, lrfree: &sgd},
+		{name: "ScheduleFreeSGD-r1", l2: wd, lrfree: &sgdR},
+		{name: "ScheduleFreeAdamW", lrfree: &adamw},
+		{name: "ScheduleFreeAdamW-paper", lrfree: &paper},
+		{name: "Prodigy", lrfree: &prod},
+		{name: "Prodigy-L2", l2: wd, lrfree: &prodL2},
+		{name: "DAdaptSGD", l2: wd, lrfree: &da},
+		{name: "DAdaptSGD-momentum", l2: wd, lrfree: &dam},
+		{name: "DoG", l2: wd, lrfree: &dog},
 	}
 }
 
 func newDir[T Float](c dirCase, n int) (Direction[T], error) {
+	switch cfg := c.lrfree.(type) {
+	case *ScheduleFreeConfig:
+		return NewScheduleFree[T](*cfg, n)
+	case *ProdigyConfig:
+		return NewProdigy[T](*cfg, n)
+	case *DAdaptSGDConfig:
+		return NewDAdaptSGD[T](*cfg, n)
+	case *DoGConfig:
+		return NewDoG[T](*cfg, n)
+	}
 	if c.qhm != nil {
 		return NewQHM[T](*c.qhm, n)
 	}
@@ -44,6 +87,16 @@ func newDir[T Float](c dirCase, n int) (Direction[T], error) {
 
 // zeroDir returns an unconfigured direction of the same kind, to restore into.
 func zeroDir[T Float](c dirCase) Direction[T] {
+	switch c.lrfree.(type) {
+	case *ScheduleFreeConfig:
+		return new(ScheduleFree[T])
+	case *ProdigyConfig:
+		return new(Prodigy[T])
+	case *DAdaptSGDConfig:
+		return new(DAdaptSGD[T])
+	case *DoGConfig:
+		return new(DoG[T])
+	}
 	if c.qhm != nil {
 		return new(QHM[T])
 	}
