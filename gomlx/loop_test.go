@@ -21,6 +21,7 @@ import (
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/gomlx/gomlx/ml/train/metric"
 
+	"github.com/salsaopt/salsa/gomlx/ops"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/stats"
 )
@@ -303,4 +304,71 @@ func TestCheckpointResumeWhileSearching(t *testing.T) {
 		t.Error("the schedulers differ 40 steps after the resume")
 	}
 	t.Logf("lr at the save %v, 40 steps later %v; searching then: %v", a.lrs[n-1], a.opt.LR(), a.sched.Searching())
+}
+
+// probe is a scheduler that searches at every step and asks for one trial
+// at η = 0, recording the loss and the trial, then updates at lr.
+type probe struct {
+	lr           float64
+	step         int
+	loss, trials []float64
+}
+
+func (p *probe) Name() string    { return "probe" }
+func (p *probe) LR() float64     { return p.lr }
+func (p *probe) Step() int       { return p.step }
+func (p *probe) Searching() bool { return true }
+func (p *probe) Begin(loss, _ float64) (schedule.Request, error) {
+	p.loss = append(p.loss, loss)
+	return schedule.Request{Eval: true, Eta: 0}, nil
+}
+func (p *probe) Trial(f float64) (schedule.Request, error) {
+	p.trials = append(p.trials, f)
+	return schedule.Request{LR: p.lr}, nil
+}
+func (p *probe) End(schedule.Observation) (schedule.Result, error) {
+	p.step++
+	return schedule.Result{Step: p.step, LR: p.lr, NextLR: p.lr, Searched: true}, nil
+}
+func (p *probe) Abort()                         {}
+func (p *probe) MarshalBinary() ([]byte, error) { return nil, nil }
+func (p *probe) UnmarshalBinary([]byte) error   { return nil }
+
+// TestLoopTrialAtZeroIsTheLoss: in a train.Loop, the trial at η = 0 is the
+// loss the train step computed, bit for bit, for a model with batch norm
+// (ops.BatchNorm: the batch's statistics) and dropout (the step's mask):
+// the trial evaluates the same function of x on the same batch.
+func TestLoopTrialAtZeroIsTheLoss(t *testing.T) {
+	store := model.NewStore()
+	if err := store.SetRNGStateFromSeed(5); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := NewOptimizer(store, Config{LR: 0.05, Beta: 0.9, Nu: 1, WeightDecay: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := func(scope *model.Scope, x *Node) *Node {
+		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
+		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
+		x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.3))
+		return layers.DenseWithBias(scope.In("out"), x, 3)
+	}
+	trainer := NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
+	loop := train.NewLoop(trainer)
+	p := &probe{lr: 0.05}
+	if err := opt.Attach(loop, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(3, 3)), n: 16}, 20); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.trials) != 20 {
+		t.Fatalf("%d trials, want 20", len(p.trials))
+	}
+	for k := range p.trials {
+		if p.trials[k] != p.loss[k] {
+			t.Errorf("step %d: trial at η = 0 is %v, the step's loss %v", k+1, p.trials[k], p.loss[k])
+		}
+	}
+	t.Logf("losses %.4f … %.4f", p.loss[0], p.loss[19])
 }
