@@ -184,6 +184,10 @@ type Config struct {
 	Warmup     WarmupConfig
 	Constant   ConstantConfig
 	Validation ValidationConfig
+	// Cosine and WSD need the budget (total steps): see [Config.SetBudget].
+	Cosine  CosineConfig
+	WSD     WSDConfig
+	Plateau PlateauConfig
 	// SALSADropAfter replaces SASAPlus.DropAfter inside SALSA (statopt's SALSA
 	// default is 0 where its SASA+ default is 1000).
 	SALSADropAfter int
@@ -234,7 +238,18 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 	c.Cut = CutConfig{LR0: lr0, Tau: sp.Tau, DivideLR: sp.DivideLR}
 	c.Warmup = WarmupConfig{LR: lr0, Tau: sp.Tau}
 	c.Constant = ConstantConfig{LR: lr0, Tau: sp.Tau}
+	c.Cosine = CosineConfig{LR: lr0}
+	c.WSD = WSDConfig{LR: lr0, DecayFraction: 0.2}
+	c.Plateau = DefaultPlateau(lr0)
 	return c, nil
+}
+
+// SetBudget sets the budget of the schedules that need one (cosine, wsd):
+// steps optimizer steps in all, the first warmup of them a linear warmup.
+// Defaults leaves it unset (Steps = 0), which New rejects for them.
+func (c *Config) SetBudget(steps, warmup int) {
+	c.Cosine.Steps, c.Cosine.WarmupSteps = steps, warmup
+	c.WSD.Steps, c.WSD.WarmupSteps = steps, warmup
 }
 
 // SALSA returns the SALSA configuration of the bundle.
@@ -246,7 +261,8 @@ func (c Config) SALSA() SALSAConfig {
 
 // Methods lists the names New accepts.
 var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "ssls", "salsa",
-	"constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val"}
+	"constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val",
+	"cosine", "wsd", "plateau"}
 
 // New builds the scheduler a method names from the bundle. A "-val" suffix
 // wraps it in [WithValidation].
@@ -279,6 +295,12 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 		return NewSSLS(c.SSLS, opts...)
 	case "salsa":
 		return NewSALSA(c.SALSA(), opts...)
+	case "cosine":
+		return NewCosine(c.Cosine, opts...)
+	case "wsd":
+		return NewWSD(c.WSD, opts...)
+	case "plateau":
+		return NewPlateau(c.Plateau, opts...)
 	}
 	return nil, fmt.Errorf("schedule: method %q: must be one of %v", method, Methods)
 }

@@ -25,6 +25,7 @@ func small(p schedule.Preset) schedule.Config {
 	c.Cut.DropSteps = []int{100, 300}
 	c.Warmup.Steps, c.Warmup.DropSteps = 50, []int{400}
 	c.Validation.Patience = 1
+	c.SetBudget(400, 50) // the suite's 600 steps run past it
 	return c
 }
 

@@ -94,8 +94,9 @@ func bkey(help string, dst func(c *Config) []*bool) setter {
 }
 
 var setters = map[string]setter{
-	"lr0": fkey("initial learning rate α_0 of every method", func(c *Config) []*float64 {
-		return []*float64{&c.SASAPlus.LR0, &c.SASA.LR0, &c.SSLS.LR0, &c.Slope.LR0, &c.Cut.LR0, &c.Warmup.LR, &c.Constant.LR}
+	"lr0": fkey("initial learning rate α_0 of every method (the peak of cosine and wsd)", func(c *Config) []*float64 {
+		return []*float64{&c.SASAPlus.LR0, &c.SASA.LR0, &c.SSLS.LR0, &c.Slope.LR0, &c.Cut.LR0, &c.Warmup.LR, &c.Constant.LR,
+			&c.Cosine.LR, &c.WSD.LR, &c.Plateau.LR}
 	}),
 	"theta": fkey("θ: window fraction of SASA+, SASA and SLOPE", func(c *Config) []*float64 {
 		return []*float64{&c.SASAPlus.Theta, &c.SASA.Theta, &c.Slope.Theta}
@@ -103,8 +104,8 @@ var setters = map[string]setter{
 	"delta": fkey("δ: the tests use (1−δ) confidence (SASA+, SASA, SLOPE)", func(c *Config) []*float64 {
 		return []*float64{&c.SASAPlus.Delta, &c.SASA.Delta, &c.Slope.Delta}
 	}),
-	"tau": fkey("τ: drop factor of every drop rule", func(c *Config) []*float64 {
-		return []*float64{&c.SASAPlus.Tau, &c.SASA.Tau, &c.Slope.Tau, &c.Cut.Tau, &c.Warmup.Tau, &c.Constant.Tau}
+	"tau": fkey("τ: drop factor of every drop rule (plateau's factor)", func(c *Config) []*float64 {
+		return []*float64{&c.SASAPlus.Tau, &c.SASA.Tau, &c.Slope.Tau, &c.Cut.Tau, &c.Warmup.Tau, &c.Constant.Tau, &c.Plateau.Factor}
 	}),
 	"nmin":             ikey("N_min of SASA+ and SASA", func(c *Config) []*int { return []*int{&c.SASAPlus.NMin, &c.SASA.NMin} }),
 	"ktest":            ikey("K_test of SASA+ and SASA", func(c *Config) []*int { return []*int{&c.SASAPlus.KTest, &c.SASA.KTest} }),
@@ -118,18 +119,27 @@ var setters = map[string]setter{
 	"keep_momentum": bkey("do not zero the momentum on a drop", func(c *Config) []*bool {
 		return []*bool{&c.SASAPlus.KeepMomentum, &c.SASA.KeepMomentum, &c.Slope.KeepMomentum}
 	}),
-	"zeta":            fkey("ζ: SASA's equivalence margin, relative to ν̄", func(c *Config) []*float64 { return []*float64{&c.SASA.Zeta} }),
-	"c":               fkey("c: SSLS's sufficient-decrease constant", func(c *Config) []*float64 { return []*float64{&c.SSLS.C} }),
-	"rho_inc":         fkey("ρ_inc: SSLS's first trial is ρ_inc·α", func(c *Config) []*float64 { return []*float64{&c.SSLS.RhoInc} }),
-	"rho_dec":         fkey("ρ_dec: SSLS's backtracking factor", func(c *Config) []*float64 { return []*float64{&c.SSLS.RhoDec} }),
-	"gamma":           fkey("γ: SSLS's smoothing", func(c *Config) []*float64 { return []*float64{&c.SSLS.Gamma} }),
-	"m":               ikey("m: SSLS's maximum number of trials", func(c *Config) []*int { return []*int{&c.SSLS.M} }),
-	"accept_equal":    bkey("SSLS accepts equality in the Armijo test (statopt)", func(c *Config) []*bool { return []*bool{&c.SSLS.AcceptEqual} }),
-	"slope_theta":     fkey("θ of the SLOPE test alone", func(c *Config) []*float64 { return []*float64{&c.Slope.Theta} }),
-	"slope_nmin":      ikey("N_min of the SLOPE test", func(c *Config) []*int { return []*int{&c.Slope.NMin} }),
-	"slope_ktest":     ikey("K_test of the SLOPE test (statopt's SALSA: 1)", func(c *Config) []*int { return []*int{&c.Slope.KTest} }),
-	"warmup_steps":    ikey("linear warmup length of the warmup schedule", func(c *Config) []*int { return []*int{&c.Warmup.Steps} }),
-	"patience":        ikey("w/ val: checks without improvement tolerated before a drop", func(c *Config) []*int { return []*int{&c.Validation.Patience} }),
+	"zeta":         fkey("ζ: SASA's equivalence margin, relative to ν̄", func(c *Config) []*float64 { return []*float64{&c.SASA.Zeta} }),
+	"c":            fkey("c: SSLS's sufficient-decrease constant", func(c *Config) []*float64 { return []*float64{&c.SSLS.C} }),
+	"rho_inc":      fkey("ρ_inc: SSLS's first trial is ρ_inc·α", func(c *Config) []*float64 { return []*float64{&c.SSLS.RhoInc} }),
+	"rho_dec":      fkey("ρ_dec: SSLS's backtracking factor", func(c *Config) []*float64 { return []*float64{&c.SSLS.RhoDec} }),
+	"gamma":        fkey("γ: SSLS's smoothing", func(c *Config) []*float64 { return []*float64{&c.SSLS.Gamma} }),
+	"m":            ikey("m: SSLS's maximum number of trials", func(c *Config) []*int { return []*int{&c.SSLS.M} }),
+	"accept_equal": bkey("SSLS accepts equality in the Armijo test (statopt)", func(c *Config) []*bool { return []*bool{&c.SSLS.AcceptEqual} }),
+	"slope_theta":  fkey("θ of the SLOPE test alone", func(c *Config) []*float64 { return []*float64{&c.Slope.Theta} }),
+	"slope_nmin":   ikey("N_min of the SLOPE test", func(c *Config) []*int { return []*int{&c.Slope.NMin} }),
+	"slope_ktest":  ikey("K_test of the SLOPE test (statopt's SALSA: 1)", func(c *Config) []*int { return []*int{&c.Slope.KTest} }),
+	"warmup_steps": ikey("linear warmup length of the warmup, cosine and wsd schedules", func(c *Config) []*int {
+		return []*int{&c.Warmup.Steps, &c.Cosine.WarmupSteps, &c.WSD.WarmupSteps}
+	}),
+	"patience": ikey("w/ val and plateau: checks without improvement tolerated before a drop", func(c *Config) []*int {
+		return []*int{&c.Validation.Patience, &c.Plateau.Patience}
+	}),
+	"total_steps":     ikey("cosine and wsd: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps} }),
+	"min_lr":          fkey("cosine and wsd: the rate the decay ends at; plateau: the floor (0)", func(c *Config) []*float64 { return []*float64{&c.Cosine.MinLR, &c.WSD.MinLR, &c.Plateau.MinLR} }),
+	"decay_fraction":  fkey("wsd: the linear decay's share of the budget (0.2)", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction} }),
+	"threshold":       fkey("plateau: improvement needed, relative to the best (1e-4)", func(c *Config) []*float64 { return []*float64{&c.Plateau.Threshold} }),
+	"cooldown":        ikey("plateau: checks after a drop that do not count as bad (0)", func(c *Config) []*int { return []*int{&c.Plateau.Cooldown} }),
 	"min_delta":       fkey("w/ val: improvement needed, absolute", func(c *Config) []*float64 { return []*float64{&c.Validation.MinDelta} }),
 	"force_switch_at": ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":        {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
@@ -272,6 +282,12 @@ func usedBy(method, path string) bool {
 		return top == "Slope"
 	case "ssls":
 		return top == "SSLS"
+	case "cosine":
+		return top == "Cosine"
+	case "wsd":
+		return top == "WSD"
+	case "plateau":
+		return top == "Plateau"
 	}
 	return false
 }

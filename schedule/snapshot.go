@@ -89,6 +89,12 @@ func Restore(data []byte, opts ...Option) (Scheduler, error) {
 		s = &SALSA{}
 	case "validation":
 		s = &WithValidation{}
+	case "cosine":
+		s = &Cosine{}
+	case "wsd":
+		s = &WSD{}
+	case "plateau":
+		s = &Plateau{}
 	default:
 		return nil, fmt.Errorf("schedule: snapshot of unknown scheduler %q", e.Name)
 	}
