@@ -20,7 +20,7 @@ type DoGConfig struct {
 // (the paper's c) 1 — the scheduler's rate: run it under a constant
 // schedule at 1, which the authors advise not to change — reps_rel = 1e-6,
 // ε = 1e-8, weight decay 0. The authors also advise polynomial-decay
-// iterate averaging on top (not part of this type).
+// iterate averaging on top: [PolyAverage] with γ = 8.
 func DefaultDoG() DoGConfig { return DoGConfig{RepsRel: 1e-6, Eps: 1e-8} }
 
 // Validate returns an error naming the first invalid field.
