@@ -16,15 +16,20 @@ import (
 // constant (a meta.json's QHM or SGD) and the other -val wrappers of package
 // schedule.
 var Methods = []string{"salsa", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "constant",
-	"salsa-val", "sasa+-val", "sasa-val", "slope-val", "constant-val"}
+	"salsa-val", "sasa+-val", "sasa-val", "slope-val", "constant-val",
+	"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"}
 
 // Aliases are older names of methods: the scheduler names package schedule
 // uses for train's shb-hand and adam-warmup.
 var Aliases = map[string]string{"cut": "shb-hand", "warmup": "adam-warmup"}
 
 // schedulerOf maps the methods whose scheduler (a schedule.New name) is not
-// their own name.
-var schedulerOf = map[string]string{"shb-hand": "cut", "adam-warmup": "warmup"}
+// their own name: train's learning-rate-free and schedule-free peers run
+// their authors' schedules (a linear warmup then constant for Schedule-Free,
+// constant for Prodigy, D-Adaptation and DoG) with their own direction,
+// which a replay of the scheduler does not need.
+var schedulerOf = map[string]string{"shb-hand": "cut", "adam-warmup": "warmup",
+	"schedule-free-sgd": "warmup", "schedule-free-adamw": "warmup", "prodigy": "constant", "dadapt-sgd": "constant", "dog": "constant"}
 
 // Canonical returns the method a name or an alias names.
 func Canonical(method string) (string, error) {
@@ -41,7 +46,8 @@ func Canonical(method string) (string, error) {
 }
 
 // Scheduler returns the schedule.New name of a method (or alias): cut for
-// shb-hand, warmup for adam-warmup, the method itself otherwise.
+// shb-hand, warmup for adam-warmup and the Schedule-Free methods, constant
+// for prodigy, dadapt-sgd and dog, the method itself otherwise.
 func Scheduler(method string) (string, error) {
 	m, err := Canonical(method)
 	if err != nil {

@@ -24,6 +24,7 @@ func TestMethodNames(t *testing.T) {
 	for _, m := range replay.Methods {
 		s, _ := replay.Scheduler(m)
 		cfg, _ := schedule.Defaults(schedule.PresetPaper, 100, 10, 0.1)
+		cfg.SetBudget(100, 5) // cosine and wsd need one
 		if _, err := schedule.New(s, cfg); err != nil {
 			t.Errorf("%s: %v", m, err)
 		}

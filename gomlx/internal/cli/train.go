@@ -114,6 +114,9 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 		fmt.Fprintf(stderr, "warning: --epochs: shb-hand keeps the cuts it was given for --epochs %d (after epochs %v)\n", ro.Epochs, ro.Drops)
 	case "adam-warmup":
 		fmt.Fprintf(stderr, "warning: --epochs: adam-warmup keeps the warmup it was given for --epochs %d (%.3g epochs)\n", ro.Epochs, p.WarmupEpochs)
+	case "cosine", "wsd":
+		fmt.Fprintf(stderr, "warning: --epochs: %s keeps the budget it was given for --epochs %d (%d steps); the steps past it keep its last rate\n",
+			ro.Method, ro.Epochs, p.Schedule.Cosine.Steps)
 	}
 	p.Options.Epochs = o.Epochs
 	return nil
@@ -129,9 +132,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fs.StringVar(&o.Model, "model", "logreg", "model: "+strings.Join(modelHelp, "; "))
 	fs.StringVar(&o.Method, "method", "salsa", "method: "+strings.Join(train.Methods, ", ")+
-		" (shb-hand runs at --lr0 and needs a tuned one; salsa starts from any small --lr0)")
+		" (shb-hand runs at --lr0 and needs a tuned one; salsa starts from any small --lr0; the peers are listed below)")
 	fs.StringVar(&o.Preset, "preset", "paper", "defaults: paper (Table 1, §3, BM variance) or statopt (the authors' released code)")
-	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate)")
+	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate); "+
+		"the learning-rate-free and schedule-free peers default to their authors' lr (below), which --lr0 replaces")
 	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
 	fs.IntVar(&o.Batch, "batch", 0, "mini-batch size (0: the model's default: 128 for images, 32 for lstm, 20 for lstm-paper)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles")
@@ -155,6 +159,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(w, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
 		fmt.Fprintln(w, "       salsa train --resume --out DIR")
 		fs.PrintDefaults()
+		fmt.Fprintln(w, "\npeer methods, at their authors' defaults (the learning-rate-free and schedule-free ones on --model logreg only):")
+		fmt.Fprint(w, train.MethodsHelp())
 		fmt.Fprintln(w, "\n--set keys:")
 		keys := train.SetKeys()
 		for _, k := range train.SortedSetKeys() {
@@ -192,6 +198,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			o.Drops = train.DefaultDrops(o.Epochs)
 		}
 		o.Sets = sets.pairs()
+		lr0Set := false
+		fs.Visit(func(f *flag.Flag) { lr0Set = lr0Set || f.Name == "lr0" })
+		if lr, ok := train.MethodLR0(o.Method); ok && !lr0Set {
+			o.LR0 = lr
+		}
 		if err := o.Validate(); err != nil {
 			return err
 		}

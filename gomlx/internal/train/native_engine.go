@@ -14,11 +14,19 @@ func init() { Engines["native"] = newNativeEngine }
 
 // nativeEngine trains softmax regression on flat float32 vectors with the
 // hand-written kernels of package linear: no graph, no per-step dispatch.
-// QHM is fused into linear's update; Adam comes from package direction.
+// QHM is fused into linear's update; Adam and the peers' learning-rate-free
+// and schedule-free directions come from package direction.
 type nativeEngine struct {
 	t    *linear.Softmax
 	tr   *Split
 	adam *direction.Adam[float32]
+	// peer is a peer method's direction; sf is it when Schedule-Free (the
+	// parameters hold its gradient point y, evaluated at x), avg is DoG's
+	// polynomial-decay average (evaluated at it).
+	peer direction.LRAware[float32]
+	sf   *direction.ScheduleFree[float32]
+	avg  *direction.PolyAverage[float32]
+	keep []float32 // the training parameters during an evaluation at DoG's average
 	d    []float32
 	xb   []float32
 	yb   []int32
@@ -42,14 +50,28 @@ func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
 		}
 		e.adam = a
 	default:
-		return nil, fmt.Errorf("direction %q: must be qhm or adam", d.Kind)
+		if !lrAware(d.Kind) {
+			return nil, fmt.Errorf("direction %q: must be qhm, adam or a peer's", d.Kind)
+		}
+		n := tr.Dim*tr.Labels + tr.Labels
+		pd, err := newPeerDirection(d, n)
+		if err != nil {
+			return nil, err
+		}
+		e.peer = pd
+		e.sf, _ = pd.(*direction.ScheduleFree[float32])
+		if d.Kind == "dog" {
+			if e.avg, err = direction.NewPolyAverage[float32](direction.DefaultPolyGamma, n); err != nil {
+				return nil, err
+			}
+		}
 	}
 	t, err := linear.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	e.t = t
-	if e.adam != nil {
+	if e.adam != nil || e.peer != nil {
 		e.d = make([]float32, len(t.X))
 	}
 	return e, nil
@@ -89,9 +111,28 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	if err != nil {
 		return out, err
 	}
-	if e.adam == nil {
+	switch {
+	case e.peer != nil:
+		// The rate of the step first: the peers' state depends on it. L2 is
+		// in g (linear adds wd·x at the parameters, y for Schedule-Free).
+		if err = e.peer.SetLR(req.LR); err == nil {
+			err = e.peer.Compute(e.d, e.t.Gradient(), e.t.X)
+		}
+		if err == nil {
+			out.X1D, out.D2, err = e.t.Apply(e.d, req.LR)
+		}
+		if err == nil && e.sf != nil {
+			// Re-anchor the parameters to y = (1−β)z + βx exactly, as the
+			// reference does: Train after an evaluation then restores them
+			// bit for bit.
+			err = e.sf.Train(e.t.X)
+		}
+		if err == nil && e.avg != nil {
+			err = e.avg.Add(e.t.X)
+		}
+	case e.adam == nil:
 		out.X1D, out.D2, err = e.t.Update(req.LR)
-	} else {
+	default:
 		// L2 is already in g (linear adds wd·x); Adam has no decay of its own.
 		if err = e.adam.Compute(e.d, e.t.Gradient(), e.t.X); err == nil {
 			out.X1D, out.D2, err = e.t.Apply(e.d, req.LR)
@@ -113,28 +154,66 @@ func (e *nativeEngine) ResetMomentum() error {
 	if e.adam != nil {
 		e.adam.Reset()
 	}
+	if e.peer != nil {
+		e.peer.Reset()
+	}
 	return nil
 }
 
+// Evaluate evaluates the model where its method says: at the parameters,
+// at Schedule-Free's x (Eval, then Train restores y) or at DoG's average.
 func (e *nativeEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
+	switch {
+	case e.sf != nil:
+		if err := e.sf.Eval(e.t.X); err != nil {
+			return 0, 0, err
+		}
+		loss, acc, err = e.t.Evaluate(sp.X, sp.Y)
+		if terr := e.sf.Train(e.t.X); err == nil {
+			err = terr
+		}
+		return loss, acc, err
+	case e.avg != nil:
+		e.keep = append(e.keep[:0], e.t.X...)
+		if err := e.avg.Eval(e.t.X); err != nil {
+			return 0, 0, err
+		}
+		loss, acc, err = e.t.Evaluate(sp.X, sp.Y)
+		copy(e.t.X, e.keep)
+		return loss, acc, err
+	}
 	return e.t.Evaluate(sp.X, sp.Y)
 }
 
+// nativeState is the engine's snapshot: the parameters (y for
+// Schedule-Free), the QHM momentum and the direction's state.
 type nativeState struct {
 	X, H []float32
 	Adam []byte
+	Peer []byte // a peer method's direction
+	Avg  []byte // DoG's average
 }
 
 func (e *nativeEngine) MarshalBinary() ([]byte, error) {
 	st := nativeState{X: e.t.X, H: e.t.Momentum()}
+	var err error
 	if e.adam != nil {
-		var err error
 		if st.Adam, err = e.adam.MarshalBinary(); err != nil {
 			return nil, err
 		}
 	}
+	if e.peer != nil {
+		if st.Peer, err = e.peer.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	if e.avg != nil {
+		if st.Avg, err = e.avg.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
 	var b bytes.Buffer
-	err := gob.NewEncoder(&b).Encode(st)
+	err = gob.NewEncoder(&b).Encode(st)
 	return b.Bytes(), err
 }
 
@@ -146,6 +225,21 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) {
 		return fmt.Errorf("native engine state: %d parameters, want %d", len(st.X), len(e.t.X))
 	}
+	// The direction's state first: on its error the parameters are left as
+	// they were.
+	if e.peer != nil {
+		if err := e.peer.UnmarshalBinary(st.Peer); err != nil {
+			return fmt.Errorf("native engine state: %w", err)
+		}
+		if e.peer.Len() != len(e.t.X) {
+			return fmt.Errorf("native engine state: a direction of %d parameters, want %d", e.peer.Len(), len(e.t.X))
+		}
+	}
+	if e.avg != nil {
+		if err := e.avg.UnmarshalBinary(st.Avg); err != nil {
+			return fmt.Errorf("native engine state: %w", err)
+		}
+	}
 	copy(e.t.X, st.X)
 	copy(e.t.Momentum(), st.H)
 	if e.adam != nil {
@@ -156,6 +250,9 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 
 // PlainStep is a QHM step at rate lr without a scheduler or statistics.
 func (e *nativeEngine) PlainStep(b Batch, lr float64) (float64, error) {
+	if e.peer != nil {
+		return 0, fmt.Errorf("native engine: PlainStep makes a QHM step, not a peer method's")
+	}
 	e.gather(b.Idx)
 	loss, _, err := e.t.Grad(e.xb, e.yb)
 	if err != nil {

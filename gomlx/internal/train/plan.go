@@ -14,7 +14,8 @@ import (
 )
 
 // Methods lists the --method values.
-var Methods = []string{"salsa", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val"}
+var Methods = []string{"salsa", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val",
+	"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} // the peers: see Peers
 
 // ModelInfo describes a --model: what data it takes and its defaults.
 type ModelInfo struct {
@@ -200,8 +201,8 @@ var setKeys = map[string]string{
 	"adam_beta1":    "Adam β1 (0.9)",
 	"adam_beta2":    "Adam β2 (0.999)",
 	"adam_eps":      "Adam ε (1e-8)",
-	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4)",
-	"val_fraction":  "-val methods on images: fraction of the training set held out for validation (default 0.1)",
+	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4); schedule-free-*, cosine, wsd: (default 5% of epochs)",
+	"val_fraction":  "-val methods and plateau on images: fraction of the training set held out for validation (default 0.1)",
 }
 
 // SetKeys lists every --set key with its help.
@@ -249,6 +250,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	if strings.HasSuffix(o.Method, "-val") && !m.Text {
 		p.ValFraction = 0.1
 	}
+	applyPeer(p, m.Text)
 	schedName, err := replay.Scheduler(o.Method)
 	if err != nil {
 		return nil, err
@@ -363,6 +365,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		cfg.Cut.DropSteps = append(cfg.Cut.DropSteps, d*p.StepsPerEpoch)
 	}
 	cfg.Warmup.Steps = int(math.Round(p.WarmupEpochs * float64(p.StepsPerEpoch)))
+	setBudget(&cfg, schedName, p)
 	for _, kv := range sched {
 		if err := cfg.Set(kv[0], kv[1]); err != nil {
 			return nil, err
@@ -375,6 +378,9 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
 		return nil, userError(err, o)
+	}
+	if err := checkPeer(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -391,10 +397,8 @@ func checkKeyApplies(k, method, schedName string) error {
 		return fmt.Errorf("--set lr0: use --lr0")
 	case "drop_steps":
 		return fmt.Errorf("--set drop_steps: use --drops (epochs after which shb-hand cuts)")
-	case "momentum", "nu":
-		applies = slices.DeleteFunc(slices.Clone(Methods), func(m string) bool { return m == "adam-warmup" })
-	case "adam_beta1", "adam_beta2", "adam_eps", "warmup_epochs":
-		applies = []string{"adam-warmup"}
+	case "momentum", "nu", "adam_beta1", "adam_beta2", "adam_eps", "warmup_epochs":
+		applies = keyMethods(k)
 	default:
 		if _, ok := setKeys[k]; ok {
 			return nil // the model and data keys check themselves

@@ -269,6 +269,9 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := sched.(validator); ok && val == nil {
+		return nil, fmt.Errorf("--method %s steps on a validation loss: the data has no validation split", p.Options.Method)
+	}
 	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1}
 	if resume {
 		if ck, err = ReadCheckpoint(out); err != nil {
@@ -377,7 +380,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		// End of epoch: the validation check of a -val method, the test
 		// evaluation, and a checkpoint.
 		valLoss := math.NaN()
-		if v, ok := sched.(*schedule.WithValidation); ok && val != nil {
+		if v, ok := sched.(validator); ok && val != nil {
 			vl, _, err := eng.Evaluate(val)
 			if err != nil {
 				return nil, err

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/salsaopt/salsa/gomlx/internal/train"
+)
+
+// peerArgs trains MNIST logistic regression on the first 2000 examples
+// (16 steps an epoch), evaluated on 1000 test examples.
+func peerArgs(method, out string, more ...string) []string {
+	return append([]string{"train", "--dataset", "mnist", "--model", "logreg", "--method", method, "--limit", "2000",
+		"--test-limit", "1000", "--out", out, "--no-plots"}, more...)
+}
+
+// TestTrainPeers: salsa train runs every peer method on MNIST logreg to
+// its final line, the learning-rate-free and schedule-free ones at their
+// authors' lr when --lr0 is not given, and refuses those on a model the
+// native engine does not run.
+func TestTrainPeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	final := regexp.MustCompile(`^final: test_acc=(0\.\d{4}) test_loss=\d+\.\d{4} lr=\S+ epochs=1 seconds=\d+\.\d\n$`)
+	for _, m := range train.Peers {
+		dir := t.TempDir()
+		code, out, errs := run(t, peerArgs(m.Name, dir, "--epochs", "1")...)
+		if code != 0 || !final.MatchString(out) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %s", m.Name, code, out, errs)
+			continue
+		}
+		var rj train.RunJSON
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "run.json"))), &rj); err != nil {
+			t.Fatal(err)
+		}
+		want := 0.01 // the --lr0 default
+		if lr, ok := train.MethodLR0(m.Name); ok {
+			want = lr
+		}
+		if rj.Engine != "native" || rj.Plan.Options.LR0 != want || rj.Plan.Scheduler != m.Scheduler || rj.Plan.Direction.Kind != m.Direction {
+			t.Errorf("%s: engine %s, lr0 %v (want %v), %s with %s", m.Name, rj.Engine, rj.Plan.Options.LR0, want, rj.Plan.Scheduler, rj.Plan.Direction.Kind)
+		}
+		if m.Val && !strings.Contains(readFile(t, filepath.Join(dir, "events.csv")), "val_check") {
+			t.Errorf("%s: no validation check in events.csv", m.Name)
+		}
+	}
+	// --lr0 replaces the authors' rate.
+	dir := t.TempDir()
+	if code, _, errs := run(t, peerArgs("prodigy", dir, "--epochs", "1", "--lr0", "0.5")...); code != 0 {
+		t.Fatalf("prodigy --lr0 0.5: exit %d: %s", code, errs)
+	}
+	if s := readFile(t, filepath.Join(dir, "run.json")); !strings.Contains(s, `"lr0": 0.5`) {
+		t.Errorf("prodigy --lr0 0.5: run.json has another lr0")
+	}
+	code, _, errs := run(t, peerArgs("prodigy", t.TempDir(), "--model", "mlp", "--epochs", "1")...)
+	if code != 1 || !strings.Contains(errs, "--method prodigy: --model mlp runs on the gomlx engine") {
+		t.Errorf("prodigy on mlp: exit %d, stderr %q", code, errs)
+	}
+	code, help, errs := run(t, "train", "--help")
+	for _, m := range train.Peers {
+		if !strings.Contains(help+errs, "  "+m.Name+" ") {
+			t.Errorf("train --help (exit %d) does not describe %s", code, m.Name)
+		}
+	}
+}
+
+// TestTrainPeersResume: a peer's run stopped in its second epoch and
+// resumed ends as the uninterrupted run, bit for bit: the same final line,
+// steps, events and epochs (but the seconds).
+func TestTrainPeersResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	noSeconds := func(s string) string {
+		lines := strings.Split(s, "\n")
+		col := slices.Index(strings.Split(lines[0], ","), "seconds")
+		for i, l := range lines {
+			if f := strings.Split(l, ","); col >= 0 && col < len(f) {
+				lines[i] = strings.Join(slices.Delete(f, col, col+1), ",")
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	cut := func(s string) string { return s[:max(0, strings.Index(s, " seconds="))] }
+	for _, method := range []string{"schedule-free-adamw", "prodigy", "cosine", "dog", "plateau"} {
+		a, b := t.TempDir(), t.TempDir()
+		code, outA, errs := run(t, peerArgs(method, a, "--epochs", "2")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", method, code, errs)
+		}
+		code, stop, errs := run(t, peerArgs(method, b, "--epochs", "2", "--max-steps", "20")...)
+		if code != 0 || !strings.HasPrefix(stop, "stopped (--max-steps): steps=20") {
+			t.Fatalf("%s: exit %d: %q %s", method, code, stop, errs)
+		}
+		code, outB, errs := run(t, "train", "--resume", "--out", b, "--no-plots")
+		if code != 0 {
+			t.Fatalf("%s: resume: exit %d: %s", method, code, errs)
+		}
+		if cut(outA) != cut(outB) || cut(outA) == "" {
+			t.Errorf("%s: resumed %q, uninterrupted %q", method, outB, outA)
+		}
+		for _, f := range []string{"steps.csv.gz", "events.csv", "epochs.csv"} {
+			x, y := readFile(t, filepath.Join(a, f)), readFile(t, filepath.Join(b, f))
+			if f == "epochs.csv" {
+				x, y = noSeconds(x), noSeconds(y)
+			}
+			if x != y || x == "" {
+				t.Errorf("%s: %s differs after resuming", method, f)
+			}
+		}
+	}
+}
