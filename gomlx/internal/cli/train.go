@@ -194,9 +194,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--out %s holds a run already: pass --resume to continue it, or choose another directory", *out)
 		}
 		o.Drops = drops
-		if o.Method == "shb-hand" && len(drops) == 0 {
-			o.Drops = train.DefaultDrops(o.Epochs)
-		}
+		o.FillDefaults()
 		o.Sets = sets.pairs()
 		lr0Set := false
 		fs.Visit(func(f *flag.Flag) { lr0Set = lr0Set || f.Name == "lr0" })

@@ -88,6 +88,13 @@ type Options struct {
 	// Sets are the --set key=value pairs, in order: the keys of setKeys
 	// and schedule.Keys().
 	Sets [][2]string `json:"sets,omitempty"`
+	// HoldOut > 0 evaluates a validation split at the end of each epoch for
+	// any method (val_loss and val_acc in epochs.csv): for images the last
+	// HoldOut of the training examples, held out of training; for a text
+	// its validation split. salsa compare sets it for every run of a
+	// comparison that tunes on validation, so they all train on the same
+	// examples in the same order.
+	HoldOut float64 `json:"hold_out,omitempty"`
 }
 
 // Direction is the resolved direction configuration.
@@ -148,6 +155,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--limit %d: must be ≥ 0 (0: the whole training set)", o.Limit)
 	case o.TestLimit < 0:
 		return fmt.Errorf("--test-limit %d: must be ≥ 0 (0: the whole test set)", o.TestLimit)
+	case !(o.HoldOut >= 0 && o.HoldOut < 1):
+		return fmt.Errorf("hold-out fraction %v: must be in [0, 1)", o.HoldOut)
 	case o.Batch < 0:
 		return fmt.Errorf("--batch %d: must be ≥ 1 (or 0 for the model's default, %d for %s)", o.Batch, m.Batch, o.Model)
 	}
@@ -251,6 +260,9 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		p.ValFraction = 0.1
 	}
 	applyPeer(p, m.Text)
+	if o.HoldOut > 0 && !m.Text {
+		p.ValFraction = o.HoldOut
+	}
 	schedName, err := replay.Scheduler(o.Method)
 	if err != nil {
 		return nil, err

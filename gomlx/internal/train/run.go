@@ -99,14 +99,15 @@ type EpochRow struct {
 	Epoch, Steps                     int
 	LR, TrainLoss, TestLoss, TestAcc float64
 	TestPPL                          float64 // language models: exp(TestLoss); NaN (empty) otherwise
-	ValLoss                          float64 // -val methods: the validation loss; NaN (empty) otherwise
+	ValLoss                          float64 // -val methods and Options.HoldOut: the validation loss; NaN (empty) otherwise
+	ValAcc                           float64 // the validation accuracy where ValLoss is; NaN (empty) otherwise
 	Switched                         bool
 	Drops                            int
 	Seconds                          float64
 }
 
 // EpochsHeader is the header of epochs.csv.
-const EpochsHeader = "epoch,steps,lr,train_loss,test_loss,test_acc,test_ppl,val_loss,switched,drops,seconds"
+const EpochsHeader = "epoch,steps,lr,train_loss,test_loss,test_acc,test_ppl,val_loss,switched,drops,seconds,val_acc"
 
 func (r EpochRow) format() string {
 	b := func(v bool) int {
@@ -122,8 +123,8 @@ func (r EpochRow) format() string {
 		}
 		return f(v)
 	}
-	return fmt.Sprintf("%d,%d,%s,%s,%s,%s,%s,%s,%d,%d,%s", r.Epoch, r.Steps, f(r.LR), f(r.TrainLoss), f(r.TestLoss),
-		f(r.TestAcc), opt(r.TestPPL), opt(r.ValLoss), b(r.Switched), r.Drops, f(r.Seconds))
+	return fmt.Sprintf("%d,%d,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s", r.Epoch, r.Steps, f(r.LR), f(r.TrainLoss), f(r.TestLoss),
+		f(r.TestAcc), opt(r.TestPPL), opt(r.ValLoss), b(r.Switched), r.Drops, f(r.Seconds), opt(r.ValAcc))
 }
 
 // Checkpoint is what --resume restarts from. It is written atomically at
@@ -379,13 +380,13 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		}
 		// End of epoch: the validation check of a -val method, the test
 		// evaluation, and a checkpoint.
-		valLoss := math.NaN()
+		valLoss, valAcc := math.NaN(), math.NaN()
 		if v, ok := sched.(validator); ok && val != nil {
-			vl, _, err := eng.Evaluate(val)
+			vl, va, err := eng.Evaluate(val)
 			if err != nil {
 				return nil, err
 			}
-			valLoss = vl
+			valLoss, valAcc = vl, va
 			res, err := v.Validate(vl)
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d: validation: %w", ck.Epoch, err)
@@ -396,6 +397,10 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 				}
 			}
 			ck.count(res.Events)
+		} else if val != nil && p.Options.HoldOut > 0 {
+			if valLoss, valAcc, err = eng.Evaluate(val); err != nil {
+				return nil, err
+			}
 		}
 		tl, ta, err := eng.Evaluate(test)
 		if err != nil {
@@ -407,7 +412,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		}
 		ck.Seconds = time.Since(start).Seconds()
 		r := EpochRow{Epoch: ck.Epoch, Steps: ck.Step, LR: sched.LR(), TrainLoss: ck.LossSum / float64(spe),
-			TestLoss: tl, TestAcc: ta, TestPPL: ppl, ValLoss: valLoss, Switched: ck.Switched, Drops: ck.Drops, Seconds: ck.Seconds}
+			TestLoss: tl, TestAcc: ta, TestPPL: ppl, ValLoss: valLoss, ValAcc: valAcc, Switched: ck.Switched, Drops: ck.Drops, Seconds: ck.Seconds}
 		ck.Epochs = append(ck.Epochs, r)
 		ck.Epoch, ck.Pos, ck.LossSum = ck.Epoch+1, 0, 0
 		if err := save(&r); err != nil {
