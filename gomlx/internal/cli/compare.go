@@ -42,8 +42,8 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Dataset, "dataset", "mnist", "dataset: "+strings.Join(train.Datasets, ", "))
 	fs.StringVar(&cfg.Model, "model", "logreg", "model (see 'salsa help train')")
 	methods := fs.String("methods", "", "comma-separated `methods` to compare (required): "+strings.Join(train.Methods, ", "))
-	lr0s := fs.String("lr0s", "0.01", "comma-separated initial learning `rates`: each method runs at each (a row per rate), or a --grid method is tuned over them")
-	fs.Float64Var(&cfg.LR0, "lr0", 0, "with --grid: the rate of the methods not tuned (default: each of --lr0s)")
+	lr0s := fs.String("lr0s", "", "comma-separated initial learning `rates`: each method runs at each (a row per rate), or a --grid method is tuned over them (default: each method at its own default, 0.01 or a peer's authors' rate)")
+	fs.Float64Var(&cfg.LR0, "lr0", 0, "with --grid: the rate of the methods not tuned (default: each method's own, 0.01 or a peer's authors' rate)")
 	fs.IntVar(&cfg.Seeds, "seeds", 1, "seeds 1…`N` of each run (the seed sets the data order, the same for every method)")
 	fs.IntVar(&cfg.Epochs, "epochs", 30, "epochs of each run")
 	fs.IntVar(&cfg.Batch, "batch", 0, "mini-batch size (0: the model's default)")
@@ -102,9 +102,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if cfg.Methods, err = splitList("methods", *methods); err != nil {
 		return err
 	}
-	lrs, err := splitList("lr0s", *lr0s)
-	if err != nil {
-		return err
+	var lrs []string
+	if *lr0s != "" {
+		if lrs, err = splitList("lr0s", *lr0s); err != nil {
+			return err
+		}
 	}
 	for _, s := range lrs {
 		v, err := strconv.ParseFloat(s, 64)

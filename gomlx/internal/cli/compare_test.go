@@ -257,11 +257,12 @@ func TestCompareGridPicksByValidation(t *testing.T) {
 			t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 		}
 		rows := reportRows(t, out)
-		if len(rows) != 2 || rows[1] != "shb-hand (tuned: lr0 "+c.highVal+")" {
+		if len(rows) != 2 || rows[1] != "shb-hand (tuned)" {
 			t.Errorf("picked by validation %s: rows %q", c.highVal, rows)
 		}
 		report, _ := os.ReadFile(filepath.Join(out, "report.md"))
 		if !strings.Contains(string(report), "| shb-hand | "+c.highVal+" | 0.9000 | yes |") ||
+			!strings.Contains(string(report), "| shb-hand (tuned) | "+c.highVal+" (tuned) | 0.5000 |") ||
 			!strings.Contains(string(report), "never the test metric") {
 			t.Errorf("report.md's tuning table:\n%s", report)
 		}
@@ -285,7 +286,7 @@ func TestCompareFlagErrors(t *testing.T) {
 		{[]string{"--methods", "salsa", "--lr0s", "0.01,-1"}, 1, `"-1": each rate must be a finite number > 0`},
 		{[]string{"--methods", "salsa", "--jobs", "999"}, 1, "--jobs 999: must be between 1 and the"},
 		{[]string{"--methods", "salsa", "--grid", "shb-hand", "--lr0s", "0.1,1"}, 1, "--grid shb-hand: shb-hand is not one of --methods salsa"},
-		{[]string{"--methods", "shb-hand", "--grid", "shb-hand"}, 1, "--grid shb-hand tunes lr0 over --lr0s: give ≥ 2 rates (got 1)"},
+		{[]string{"--methods", "shb-hand", "--grid", "shb-hand"}, 1, "--grid shb-hand tunes lr0 over --lr0s: give ≥ 2 rates (got 0)"},
 		{[]string{"--methods", "salsa", "--sweep", "zzz=1,2"}, 1, `--sweep zzz=1,2: unknown key "zzz"; the keys are`},
 		{[]string{"--methods", "shb-hand", "--sweep", "c=1,2"}, 1, "--sweep c: --set c does nothing for --method shb-hand; it applies to"},
 		{[]string{"--methods", "salsa", "--sweep", "c"}, 1, `--sweep "c": want key=v1,v2,...`},
@@ -381,5 +382,26 @@ func TestCompareProfile(t *testing.T) {
 	p := compare.NewProfile([]string{"t1", "t2", "t3"}, sums, "seconds")
 	if math.Abs(p.Score(1)-8.0/9) > 1e-12 || p.Rho(0, 1.99) != 1.0/3 || p.Rho(0, 2) != 2.0/3 {
 		t.Errorf("B's score %v, A's ρ(1.99) %v ρ(2) %v", p.Score(1), p.Rho(0, 1.99), p.Rho(0, 2))
+	}
+}
+
+// TestComparePeerDefaults: without --lr0s each method runs at its own
+// default (a learning-rate-free peer at its authors' rate), and a method
+// that steps on validation (plateau) makes every run hold out the same
+// split.
+func TestComparePeerDefaults(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,dog,plateau", "--epochs", "1")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, r := range []string{"salsa-lr0.01-s1", "dog-lr1-s1", "plateau-lr0.01-s1"} {
+		rj := readRunJSON(t, filepath.Join(out, "runs", r))
+		if rj.Plan.NTrain != 1800 || rj.Plan.NVal != 200 {
+			t.Errorf("%s: n_train %d n_val %d: every run must hold out plateau's split", r, rj.Plan.NTrain, rj.Plan.NVal)
+		}
+	}
+	if got := reportRows(t, out); strings.Join(got, ";") != "salsa;dog;plateau" {
+		t.Errorf("rows %q", got)
 	}
 }

@@ -28,10 +28,10 @@ import (
 // Config is what salsa compare was asked for.
 type Config struct {
 	Dataset, Model, Preset, Engine  string
-	Methods                         []string // as typed, each in train.Methods
-	LR0s                            []float64
-	LR0                             float64 // > 0: the untuned methods run at this rate only, not at each of LR0s
-	Seeds                           int     // seeds 1…Seeds
+	Methods                         []string  // as typed, each in train.Methods
+	LR0s                            []float64 // nil: each method at DefaultLR0
+	LR0                             float64   // > 0 (with Grid): the untuned methods run at this rate, else at DefaultLR0
+	Seeds                           int       // seeds 1…Seeds
 	Epochs, Batch, Limit, TestLimit int
 	Sets                            [][2]string // --set, for the methods each key applies to
 	SweepKey                        string      // --sweep key=v1,v2,…: one row per value
@@ -111,6 +111,16 @@ func dirPart(s string) string {
 	}, s)
 }
 
+// DefaultLR0 is a method's rate when --lr0s is not given (or, with --grid,
+// an untuned method's): its authors' for the learning-rate-free and
+// schedule-free peers, else salsa train's default 0.01.
+func DefaultLR0(method string) float64 {
+	if lr, ok := train.MethodLR0(method); ok {
+		return lr
+	}
+	return 0.01
+}
+
 // NewGrid lays out the rows and the runs. It checks the methods and the keys
 // of --set and --sweep against each method.
 func NewGrid(cfg Config) (*Grid, error) {
@@ -175,6 +185,8 @@ func NewGrid(cfg Config) (*Grid, error) {
 			lrSets = [][]float64{cfg.LR0s}
 		case cfg.LR0 > 0:
 			lrSets = [][]float64{{cfg.LR0}}
+		case len(cfg.Grid) > 0 || len(cfg.LR0s) == 0:
+			lrSets = [][]float64{{DefaultLR0(m)}}
 		default:
 			for _, lr := range cfg.LR0s {
 				lrSets = append(lrSets, []float64{lr})

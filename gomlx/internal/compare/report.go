@@ -371,9 +371,16 @@ func (g *Grid) WriteReport(s *Summary) error {
 	if cfg.Batch > 0 {
 		batch = fmt.Sprintf("batch %d", cfg.Batch)
 	}
-	fmt.Fprintf(&b, "%d seed(s) (1…%d), %d epochs, %s, preset %s, --lr0s %s", cfg.Seeds, cfg.Seeds, cfg.Epochs, batch, cfg.Preset, strings.Join(lrs, ","))
-	if cfg.LR0 > 0 {
-		fmt.Fprintf(&b, ", untuned methods at --lr0 %s", fmtFloat(cfg.LR0))
+	fmt.Fprintf(&b, "%d seed(s) (1…%d), %d epochs, %s, preset %s", cfg.Seeds, cfg.Seeds, cfg.Epochs, batch, cfg.Preset)
+	switch {
+	case len(lrs) == 0:
+		b.WriteString(", each method at its default lr0 (0.01; the learning-rate-free and schedule-free peers at their authors' rate)")
+	case len(cfg.Grid) > 0 && cfg.LR0 > 0:
+		fmt.Fprintf(&b, ", --lr0s %s for the tuned rows, --lr0 %s for the others", strings.Join(lrs, ","), fmtFloat(cfg.LR0))
+	case len(cfg.Grid) > 0:
+		fmt.Fprintf(&b, ", --lr0s %s for the tuned rows, the others at their default lr0 (0.01; the learning-rate-free and schedule-free peers at their authors' rate)", strings.Join(lrs, ","))
+	default:
+		fmt.Fprintf(&b, ", --lr0s %s", strings.Join(lrs, ","))
 	}
 	if cfg.Limit > 0 {
 		fmt.Fprintf(&b, ", --limit %d", cfg.Limit)
@@ -397,12 +404,13 @@ func (g *Grid) WriteReport(s *Summary) error {
 			cheap, cheapRow = v, rs.Name
 		}
 	}
-	fmt.Fprintf(&b, "| method | final %s | best %s | epochs to target | seconds to target | final lr | drops | switch step | cost per step |\n", mname, mname)
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| method | lr0 | final %s | best %s | epochs to target | seconds to target | final lr | drops | switch step | cost per step |\n", mname, mname)
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rs := range s.Rows {
-		name := rs.Name
+		name, lr0 := rs.Name, fmtFloat(rs.LR0)
 		if rs.Tuned {
-			name += " (tuned: lr0 " + fmtFloat(rs.LR0) + ")"
+			name += " (tuned)"
+			lr0 += " (tuned)"
 		}
 		reached, n := 0, len(rs.Seeds)
 		for _, x := range rs.Seeds {
@@ -447,7 +455,7 @@ func (g *Grid) WriteReport(s *Summary) error {
 		if k := n - len(rs.finals()); k > 0 {
 			failed = fmt.Sprintf(" (%d/%d seeds failed)", k, n)
 		}
-		fmt.Fprintf(&b, "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s |\n", name,
+		fmt.Fprintf(&b, "| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s |\n", name, lr0,
 			medRange(rs.finals(), fmtM), failed, medRange(rs.col(func(x SeedSummary) float64 { return x.Best }), fmtM),
 			to("epochs", g0), to("seconds", f1),
 			medRange(rs.col(func(x SeedSummary) float64 { return x.FinalLR }), g3),
