@@ -179,7 +179,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		jobs = g.DefaultJobs()
 	}
 	if fresh+resume == 0 {
-		fmt.Fprintf(stderr, "compare: %d runs in %s: all finished before, nothing to train\n", len(g.Jobs), cfg.Out)
+		also := ""
+		if failed > 0 {
+			also = fmt.Sprintf(" (%d failed before: remove a run's failed.txt to try it again)", failed)
+		}
+		fmt.Fprintf(stderr, "compare: %d runs in %s: all finished before%s, nothing to train\n", len(g.Jobs), cfg.Out, also)
 	} else {
 		fmt.Fprintf(stderr, "compare: %d runs in %s: %d to train, %d to resume, %d finished before (skipped), %d failed before (skipped); %d at a time\n",
 			len(g.Jobs), filepath.Join(cfg.Out, "runs"), fresh, resume, done, failed, min(jobs, fresh+resume))
@@ -206,7 +210,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err := g.WriteReport(s); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trained %d, resumed %d, skipped %d (finished before), failed %d\n", out.Trained, out.Resumed, out.Skipped, out.Failed)
+	fmt.Fprintf(stdout, "trained %d, resumed %d, skipped %d (finished before), failed %d", out.Trained, out.Resumed, done, out.Failed)
+	if failed > 0 {
+		fmt.Fprintf(stdout, ", skipped %d (failed before)", failed)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, filepath.Join(cfg.Out, "report.md"))
 	fmt.Fprintln(stdout, filepath.Join(cfg.Out, compare.SummaryFile))
 	if !*noPlots {

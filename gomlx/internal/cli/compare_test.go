@@ -405,3 +405,33 @@ func TestComparePeerDefaults(t *testing.T) {
 		t.Errorf("rows %q", got)
 	}
 }
+
+// TestCompareFailedRun: a candidate rate that blows up (NaN loss) fails
+// alone: failed.txt, a "failed" line in the tuning table and the report's
+// list; the tuned row takes the other rate; the next invocation skips it.
+func TestCompareFailedRun(t *testing.T) {
+	out := t.TempDir()
+	args := compareArgs(out, "--methods", "shb-hand", "--lr0s", "0.1,1e38", "--grid", "shb-hand", "--epochs", "1")
+	code, stdout, stderr := run(t, args...)
+	if code != 0 || !strings.Contains(stdout, "trained 1, resumed 0, skipped 0 (finished before), failed 1") {
+		t.Fatalf("exit %d: %q %s", code, stdout, stderr)
+	}
+	why, err := os.ReadFile(filepath.Join(out, "runs", "shb-hand-lr1e+38-s1", compare.FailedFile))
+	if err != nil || !strings.Contains(string(why), "the training loss is NaN") {
+		t.Errorf("failed.txt: %q, %v", why, err)
+	}
+	report, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"| shb-hand | 1e+38 | failed |  |", "| shb-hand | 0.1 | 0.", "## Failed runs", "- runs/shb-hand-lr1e+38-s1: step "} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, report)
+		}
+	}
+	if rows := reportRows(t, out); len(rows) != 1 || rows[0] != "shb-hand (tuned)" {
+		t.Errorf("rows %q", rows)
+	}
+	code, stdout, stderr = run(t, args...)
+	if code != 0 || !strings.Contains(stdout, "trained 0, resumed 0, skipped 1 (finished before), failed 0, skipped 1 (failed before)") ||
+		!strings.Contains(stderr, "all finished before (1 failed before: remove a run's failed.txt to try it again), nothing to train") {
+		t.Errorf("second run: exit %d: %q %s", code, stdout, stderr)
+	}
+}

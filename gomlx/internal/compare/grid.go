@@ -462,6 +462,12 @@ func (g *Grid) Execute(ctx context.Context, jobs int, pr *Progress) (Outcome, er
 		go func() {
 			defer wg.Done()
 			for j := range ch {
+				if ctx.Err() != nil { // interrupted before the run started: it stays as it was
+					mu.Lock()
+					out.Interrupted = true
+					mu.Unlock()
+					continue
+				}
 				res, err := g.runJob(ctx, j, pr)
 				mu.Lock()
 				switch {

@@ -72,6 +72,7 @@ func (p *Progress) finished(j *Job, res *train.Result, err error) {
 	var msg string
 	switch {
 	case err != nil:
+		p.done++
 		msg = fmt.Sprintf("%s failed: %v", j.Name, err)
 	case res.Interrupted:
 		msg = fmt.Sprintf("%s interrupted after step %d: checkpoint written, it resumes when the command runs again", j.Name, res.Steps)

@@ -125,8 +125,9 @@ type SeedSummary struct {
 
 // Candidate is an lr0 of a tuned row and its validation metric.
 type Candidate struct {
-	LR0 float64 `json:"lr0"`
-	Val float64 `json:"val"` // median over seeds of the final validation metric
+	LR0    float64 `json:"lr0"`
+	Val    float64 `json:"val"`              // median over seeds of the final validation metric (a failed seed is the worst)
+	Failed int     `json:"failed,omitempty"` // seeds that failed
 }
 
 // RowSummary is a row of the report.
@@ -214,15 +215,19 @@ func (g *Grid) Summarize() (*Summary, error) {
 			best := math.Inf(-1)
 			for _, lr := range r.LR0s {
 				var vals []float64
+				failed := 0
 				for _, j := range r.Runs[lr] {
 					vals = append(vals, valMetric(j.Result, text))
+					if j.Result.Failed != "" {
+						failed++
+					}
 				}
 				v := median(vals)
 				shown := v
 				if text {
 					shown = -v
 				}
-				rs.Tuning = append(rs.Tuning, Candidate{LR0: lr, Val: finiteOr(shown)})
+				rs.Tuning = append(rs.Tuning, Candidate{LR0: lr, Val: finiteOr(shown), Failed: failed})
 				if v > best {
 					best, r.Chosen = v, lr
 				}
@@ -486,7 +491,14 @@ func (g *Grid) WriteReport(s *Summary) error {
 				if c.LR0 == rs.LR0 {
 					mark = "yes"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", rs.Name, fmtFloat(c.LR0), fmtM(c.Val), mark)
+				val := fmtM(c.Val)
+				switch n := len(rs.Seeds); {
+				case c.Failed == n:
+					val = "failed"
+				case c.Failed > 0:
+					val += fmt.Sprintf(" (%d/%d seeds failed)", c.Failed, n)
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", rs.Name, fmtFloat(c.LR0), val, mark)
 			}
 		}
 	}
