@@ -301,11 +301,11 @@ func (g *Grid) Prepare(ctx context.Context, log io.Writer) error {
 				return err
 			}
 		}
-		what := fmt.Sprintf("%.3g of the training examples (the last ones) are held out as a validation split", g.Cfg.HoldOut)
+		note := fmt.Sprintf("Validation: %.3g of the training examples (the last ones) are held out as a validation split in every run, so that all train on the same examples in the same order.", g.Cfg.HoldOut)
 		if train.IsText(g.Cfg.Dataset) {
-			what = "the text's validation split is evaluated each epoch"
+			note = "Validation: every run evaluates the text's validation split at each epoch's end."
 		}
-		g.Notes = append(g.Notes, "Validation: "+what+" in every run, so that all train on the same examples in the same order.")
+		g.Notes = append(g.Notes, note)
 	}
 	for _, j := range g.Jobs {
 		if err := g.findState(j); err != nil {
