@@ -362,6 +362,12 @@ func optionsDiff(have, want train.Options) string {
 	var diffs []string
 	for k := range keys {
 		hs, ws := fmt.Sprint(h[k]), fmt.Sprint(w[k])
+		if h[k] == nil {
+			hs = "unset"
+		}
+		if w[k] == nil {
+			ws = "unset"
+		}
 		if hs != ws {
 			diffs = append(diffs, fmt.Sprintf("%s: %s, here %s", k, hs, ws))
 		}
