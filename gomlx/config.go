@@ -3,6 +3,8 @@ package salsagomlx
 import (
 	"fmt"
 	"math"
+
+	"github.com/salsaopt/salsa/direction"
 )
 
 // Direction selects the update direction d_k of a [Trainer].
@@ -15,6 +17,11 @@ const (
 	// weight_decay): m ← β1·m + (1−β1)g, v ← β2·v + (1−β2)g²,
 	// d = m̂/(√v̂ + ε) with m̂ = m/(1−β1^t), v̂ = v/(1−β2^t).
 	Adam
+	// Host is a direction of package direction run on the host: each step
+	// copies the parameters and the gradient to flat float32 vectors, calls
+	// the direction's Compute and writes the parameters back (see
+	// [HostConfig]). Only a [Trainer] runs it, not an [Optimizer].
+	Host
 )
 
 // String names the direction.
@@ -24,6 +31,8 @@ func (d Direction) String() string {
 		return "qhm"
 	case Adam:
 		return "adam"
+	case Host:
+		return "host"
 	}
 	return fmt.Sprintf("Direction(%d)", int(d))
 }
@@ -31,7 +40,7 @@ func (d Direction) String() string {
 // Config configures a [Trainer] or an [Optimizer].
 type Config struct {
 	LR          float64   // α_0, the initial learning rate; > 0
-	Direction   Direction // QHM (the zero value) or Adam
+	Direction   Direction // QHM (the zero value), Adam or Host
 	Beta        float64   // QHM momentum β (statopt's momentum), in [0, 1)
 	Nu          float64   // QHM ν (statopt's qhm_nu), in [0, 1]
 	Beta1       float64   // Adam β1, in [0, 1)
@@ -51,6 +60,26 @@ type Config struct {
 	// torch.nn.utils.clip_grad_norm_ before an SGD step with weight_decay.
 	// 0 turns clipping off.
 	ClipNorm float64
+
+	// Host configures the Host direction (a pointer, so that Config stays
+	// comparable).
+	Host *HostConfig
+}
+
+// HostConfig configures the [Host] direction: one of package direction's
+// [direction.LRAware] methods (Schedule-Free, Prodigy, D-Adaptation, DoG)
+// on the parameters flattened in their creation order. Its gradient is
+// Config's g: clipped, with the L2 term wd·x added, so the direction's own
+// weight decay should be 0.
+type HostConfig struct {
+	// New builds the direction for n parameters. It is called at the first
+	// update; a snapshot's direction replaces it (its configuration too).
+	New func(n int) (direction.LRAware[float32], error)
+	// Average evaluates the model at the polynomial-decay average of the
+	// iterates ([direction.PolyAverage], γ = AverageGamma), as DoG's
+	// authors advise, instead of at the parameters.
+	Average      bool
+	AverageGamma float64
 }
 
 // DefaultConfig is the paper's direction at its default learning rate
@@ -86,8 +115,15 @@ func (c Config) validate() error {
 		case !(c.Eps > 0) || math.IsInf(c.Eps, 0):
 			return fmt.Errorf("salsagomlx: Config.Eps = %v: must be finite and > 0", c.Eps)
 		}
+	case Host:
+		switch {
+		case c.Host == nil || c.Host.New == nil:
+			return fmt.Errorf("salsagomlx: Config.Host and Config.Host.New: must not be nil for the Host direction")
+		case c.Host.Average && (!(c.Host.AverageGamma >= 0) || math.IsInf(c.Host.AverageGamma, 0)):
+			return fmt.Errorf("salsagomlx: Config.Host.AverageGamma = %v: must be finite and >= 0", c.Host.AverageGamma)
+		}
 	default:
-		return fmt.Errorf("salsagomlx: Config.Direction = %d: must be QHM (0) or Adam (1)", int(c.Direction))
+		return fmt.Errorf("salsagomlx: Config.Direction = %d: must be QHM (0), Adam (1) or Host (2)", int(c.Direction))
 	}
 	return nil
 }

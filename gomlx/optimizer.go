@@ -99,6 +99,9 @@ func NewOptimizer(store *model.Store, cfg Config) (*Optimizer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Direction == Host {
+		return nil, errors.New("salsagomlx: the Host direction runs in a Trainer only: an Optimizer's update is a graph op (QHM or Adam)")
+	}
 	t := &Trainer{store: store, cfg: cfg, lr: cfg.LR}
 	var err error
 	if t.lrVar, err = lrVariable(store, cfg.LR); err != nil {

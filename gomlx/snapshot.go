@@ -13,11 +13,18 @@ import (
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+
+	"github.com/salsaopt/salsa/direction"
 )
 
 const (
 	snapshotMagic   = "salsagomlx\x00"
 	snapshotVersion = 2
+	// snapshotVersionHost is the version of a Host direction's snapshot:
+	// version 2 followed by the direction's and the average's own
+	// snapshots (each a uint64 length, 0 before the first update, and the
+	// bytes of its MarshalBinary).
+	snapshotVersionHost = 3
 )
 
 // snapshotVars lists the variables a snapshot holds, in store order: every
@@ -69,7 +76,11 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(snapshotMagic)
 	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
-	w(uint32(snapshotVersion))
+	version := uint32(snapshotVersion)
+	if t.cfg.Direction == Host {
+		version = snapshotVersionHost
+	}
+	w(version)
 	w(uint32(t.cfg.Direction))
 	w(t.lr)
 	w(uint32(len(vs)))
@@ -92,6 +103,24 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("salsagomlx: snapshot of %s: %w", v.Path(), err)
+		}
+	}
+	if t.cfg.Direction == Host {
+		var blobs [2][]byte
+		var err error
+		if t.host.dir != nil {
+			if blobs[0], err = t.host.dir.MarshalBinary(); err != nil {
+				return nil, fmt.Errorf("salsagomlx: snapshot of the host direction: %w", err)
+			}
+		}
+		if t.host.avg != nil {
+			if blobs[1], err = t.host.avg.MarshalBinary(); err != nil {
+				return nil, fmt.Errorf("salsagomlx: snapshot of the host average: %w", err)
+			}
+		}
+		for _, blob := range blobs {
+			w(uint64(len(blob)))
+			b.Write(blob)
 		}
 	}
 	return b.Bytes(), nil
@@ -117,14 +146,17 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if !rd(&version) {
 		return fail("truncated")
 	}
-	if version != snapshotVersion {
-		return fmt.Errorf("salsagomlx: snapshot version %d: this build reads %d", version, snapshotVersion)
+	if version != snapshotVersion && version != snapshotVersionHost {
+		return fmt.Errorf("salsagomlx: snapshot version %d: this build reads %d and %d", version, snapshotVersion, snapshotVersionHost)
 	}
 	if !rd(&dir) || !rd(&lr) || !rd(&nv) {
 		return fail("truncated")
 	}
 	if Direction(dir) != t.cfg.Direction {
 		return fmt.Errorf("salsagomlx: snapshot direction %s: the trainer's is %s", Direction(dir), t.cfg.Direction)
+	}
+	if (version == snapshotVersionHost) != (t.cfg.Direction == Host) {
+		return fail(fmt.Sprintf("version %d for direction %s", version, t.cfg.Direction))
 	}
 	if !(lr > 0) || math.IsInf(lr, 0) {
 		return fail(fmt.Sprintf("lr = %v: must be finite and > 0", lr))
@@ -182,6 +214,42 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 		}
 		entries = append(entries, entry{path, val})
 	}
+	var hostDir direction.LRAware[float32]
+	var hostAvg *direction.PolyAverage[float32]
+	if version == snapshotVersionHost {
+		var blobs [2][]byte
+		for i := range blobs {
+			var nb uint64
+			if !rd(&nb) || nb > uint64(r.Len()) {
+				return fail("host direction: truncated")
+			}
+			blobs[i] = make([]byte, nb)
+			if _, err := io.ReadFull(r, blobs[i]); err != nil {
+				return fail("host direction: truncated")
+			}
+		}
+		if len(blobs[0]) > 0 {
+			// The snapshot's direction replaces the one New builds, its
+			// configuration and size included.
+			d, err := t.cfg.Host.New(1)
+			if err != nil {
+				return fmt.Errorf("salsagomlx: snapshot: host direction: %w", err)
+			}
+			if err := d.UnmarshalBinary(blobs[0]); err != nil {
+				return fmt.Errorf("salsagomlx: snapshot: host direction: %w", err)
+			}
+			hostDir = d
+		}
+		if len(blobs[1]) > 0 {
+			if !t.cfg.Host.Average {
+				return fail("an iterate average for a trainer without one")
+			}
+			hostAvg = new(direction.PolyAverage[float32])
+			if err := hostAvg.UnmarshalBinary(blobs[1]); err != nil {
+				return fmt.Errorf("salsagomlx: snapshot: host average: %w", err)
+			}
+		}
+	}
 	if r.Len() != 0 {
 		return fail("trailing bytes")
 	}
@@ -210,5 +278,12 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	t.lr = lr
+	if t.cfg.Direction == Host {
+		h := &t.host
+		h.dir, h.avg, h.sf = hostDir, hostAvg, nil
+		h.sf, _ = hostDir.(*direction.ScheduleFree[float32])
+		h.inEval, h.cached = false, nil
+		h.gen++
+	}
 	return nil
 }

@@ -2,7 +2,10 @@
 // of package schedule (SASA+, SSLS, SALSA and their baselines).
 //
 // A [Trainer] owns the direction (statopt's qhm_update, or Adam) as graph ops,
-// with its state in non-trainable variables under the scope "/salsa", and the
+// with its state in non-trainable variables under the scope "/salsa" (or,
+// with [Host], one of package direction's learning-rate-free and
+// schedule-free methods run on the host between the gradient graph and the
+// next step, evaluated where its method says: [Trainer.BeginEval]), and the
 // learning rate α as a scalar variable set from the host between steps, so a
 // change of α never recompiles. Each step returns to the host what the
 // scheduler protocol needs: the loss f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨g_k,g_k⟩ for
@@ -86,6 +89,10 @@ type Trainer struct {
 	trial  *model.Exec // f(x − η·g) + L2 on a batch, nothing changed
 	update *model.Exec // phase 2: x ← x − α·d from the kept g; ⟨x⁺,d⟩, ‖d‖²
 	eval   *model.Exec // per-example cross-entropy and argmax, eval mode
+	// refresh is a training-mode forward pass that keeps the batch-norm
+	// running statistics only (BeginEval, Host direction); built on use.
+	refresh *model.Exec
+	host    hostState // the Host direction
 
 	trainable []*model.Variable // in creation order, set by the first graph
 }
@@ -219,8 +226,14 @@ var directionState = []string{StateScope + "/h", StateScope + "/m", StateScope +
 const adamStepPath = StateScope + "/adam_t"
 
 // ResetMomentum zeroes the direction's state, as after a learning-rate drop:
-// QHM's h; Adam's m, v and its step count.
+// QHM's h; Adam's m, v and its step count; a Host direction's state (its
+// Reset).
 func (t *Trainer) ResetMomentum() error {
+	if t.host.dir != nil {
+		// The average is the evaluation point, not momentum: it is kept.
+		t.host.dir.Reset()
+		t.host.gen++
+	}
 	for _, sc := range directionState {
 		for v := range t.store.Scope(sc).IterVariables() {
 			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
@@ -272,6 +285,10 @@ func sum(tt *tensors.Tensor) float64 {
 // Step makes one plain update x ← x − α·d on the batch (x, labels) and
 // returns the loss at x_k, as an SGD/QHM training loop would.
 func (t *Trainer) Step(x, labels *tensors.Tensor) (loss float64, err error) {
+	if t.cfg.Direction == Host {
+		st, err := t.StepStats(x, labels)
+		return st.Loss, err
+	}
 	out, err := t.plain.Call(x, labels)
 	if err != nil {
 		return 0, err
@@ -289,6 +306,15 @@ type Stats struct {
 
 // StepStats is [Trainer.Step] that also returns ⟨x_{k+1},d_k⟩ and ‖d_k‖².
 func (t *Trainer) StepStats(x, labels *tensors.Tensor) (Stats, error) {
+	if t.cfg.Direction == Host {
+		// Two phases: the gradient in the graph, the direction on the host.
+		loss, _, err := t.Grad(x, labels)
+		if err != nil {
+			return Stats{Loss: loss}, err
+		}
+		x1d, d2, err := t.hostUpdate()
+		return Stats{Loss: loss, X1D: x1d, D2: d2}, err
+	}
 	out, err := t.stats.Call(x, labels)
 	if err != nil {
 		return Stats{}, err
@@ -302,6 +328,10 @@ func (t *Trainer) StepStats(x, labels *tensors.Tensor) (Stats, error) {
 // running statistics, the RNG and the carried state advance as in a
 // training step.
 func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gg float64, err error) {
+	if t.host.inEval {
+		return 0, 0, errors.New("salsagomlx: a training step between BeginEval and EndEval")
+	}
+	t.host.gen++
 	out, err := t.grad.Call(x, labels)
 	if err != nil {
 		return 0, 0, err
@@ -324,6 +354,9 @@ func (t *Trainer) Trial(x, labels *tensors.Tensor, eta float64) (float64, error)
 // Update makes x ← x − α·d from the g of the last [Trainer.Grad] and returns
 // ⟨x_{k+1},d_k⟩ and ‖d_k‖².
 func (t *Trainer) Update() (x1d, d2 float64, err error) {
+	if t.cfg.Direction == Host {
+		return t.hostUpdate()
+	}
 	out, err := t.update.Call()
 	if err != nil {
 		return 0, 0, err
@@ -343,7 +376,7 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 // parameters may have moved, and only a snapshot ([Trainer.MarshalBinary])
 // brings them back.
 func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, Stats, error) {
-	if !s.Searching() {
+	if !s.Searching() && t.cfg.Direction != Host {
 		// The learning rate is known before the step: one fused graph.
 		if err := t.SetLR(s.LR()); err != nil {
 			return schedule.Result{}, Stats{}, err

@@ -159,7 +159,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(w, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
 		fmt.Fprintln(w, "       salsa train --resume --out DIR")
 		fs.PrintDefaults()
-		fmt.Fprintln(w, "\npeer methods, at their authors' defaults (the learning-rate-free and schedule-free ones on --model logreg only):")
+		fmt.Fprintln(w, "\npeer methods, at their authors' defaults (every model; on the gomlx engine the learning-rate-free and schedule-free directions run on the host):")
 		fmt.Fprint(w, train.MethodsHelp())
 		fmt.Fprintln(w, "\n--set keys:")
 		keys := train.SetKeys()

@@ -20,8 +20,8 @@ func peerArgs(method, out string, more ...string) []string {
 
 // TestTrainPeers: salsa train runs every peer method on MNIST logreg to
 // its final line, the learning-rate-free and schedule-free ones at their
-// authors' lr when --lr0 is not given, and refuses those on a model the
-// native engine does not run.
+// authors' lr when --lr0 is not given, and runs them on a GoMLX model too
+// (the direction on the host).
 func TestTrainPeers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on MNIST")
@@ -57,9 +57,10 @@ func TestTrainPeers(t *testing.T) {
 	if s := readFile(t, filepath.Join(dir, "run.json")); !strings.Contains(s, `"lr0": 0.5`) {
 		t.Errorf("prodigy --lr0 0.5: run.json has another lr0")
 	}
-	code, _, errs := run(t, peerArgs("prodigy", t.TempDir(), "--model", "mlp", "--epochs", "1")...)
-	if code != 1 || !strings.Contains(errs, "--method prodigy: --model mlp runs on the gomlx engine") {
-		t.Errorf("prodigy on mlp: exit %d, stderr %q", code, errs)
+	dir = t.TempDir()
+	code, out, errs := run(t, peerArgs("schedule-free-sgd", dir, "--model", "mlp", "--epochs", "1", "--limit", "512")...)
+	if code != 0 || !final.MatchString(out) || !strings.Contains(readFile(t, filepath.Join(dir, "run.json")), `"engine": "gomlx"`) {
+		t.Errorf("schedule-free-sgd on mlp: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	code, help, errs := run(t, "train", "--help")
 	for _, m := range train.Peers {

@@ -1,7 +1,9 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"sync"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/salsaopt/salsa/data"
+	"github.com/salsaopt/salsa/direction"
 	salsagomlx "github.com/salsaopt/salsa/gomlx"
 	"github.com/salsaopt/salsa/gomlx/models"
 	"github.com/salsaopt/salsa/schedule"
@@ -117,7 +120,18 @@ func newGoMLXEngine(p *Plan, train *Split) (Engine, error) {
 	case "adam":
 		cfg.Direction, cfg.Beta1, cfg.Beta2, cfg.Eps = salsagomlx.Adam, d.AdamBeta1, d.AdamBeta2, d.AdamEps
 	default:
-		return nil, fmt.Errorf("direction %q: must be qhm or adam", d.Kind)
+		if !lrAware(d.Kind) {
+			return nil, fmt.Errorf("direction %q: must be qhm, adam or a peer's", d.Kind)
+		}
+		// A peer's direction of package direction, run on the host between
+		// the gradient graph and the next step; DoG is evaluated at its
+		// polynomial average, Schedule-Free at x.
+		cfg.Direction = salsagomlx.Host
+		cfg.Host = &salsagomlx.HostConfig{
+			New:          func(n int) (direction.LRAware[float32], error) { return newPeerDirection(d, n) },
+			Average:      d.Kind == "dog",
+			AverageGamma: direction.DefaultPolyGamma,
+		}
 	}
 	be, err := Backend()
 	if err != nil {
@@ -250,13 +264,57 @@ func (e *gomlxEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	return StepOut{Result: res, Loss: st.Loss, X1D: st.X1D, D2: st.D2}, err
 }
 
+// RefreshBatches is the number of training batches over which the
+// batch-norm running statistics are recomputed at the evaluation point of
+// Schedule-Free (x) and of DoG (its average) before an evaluation.
+const RefreshBatches = 50
+
+// refreshBatches yields the inputs of the first RefreshBatches batches of
+// the training split in index order, without augmentation (one batch of
+// all the examples when they make no full batch): the same batches at
+// every evaluation, so that a resumed run refreshes as an uninterrupted one.
+func (e *gomlxEngine) refreshBatches() iter.Seq[*tensors.Tensor] {
+	if e.streams != nil {
+		return nil // no batch norm in the language models
+	}
+	return func(yield func(*tensors.Tensor) bool) {
+		bs := min(e.p.Options.Batch, e.train.N())
+		nb := min(RefreshBatches, e.train.N()/bs)
+		for k := range nb {
+			b := e.imageBuf(bs, e.train)
+			if err := e.fill(b, e.train, nil, k*bs, bs, nil); err != nil {
+				panic(err) // the split was checked at the engine's creation
+			}
+			if !yield(b.x) {
+				return
+			}
+		}
+	}
+}
+
 // Evaluate returns the mean cross-entropy (without L2) and the accuracy on
 // sp, summed in float64: images in chunks of 1000 examples; a text cut into
 // Batch streams, evaluated chunk by chunk with the state carried from zero.
+// A peer is evaluated where its method says (salsagomlx.Trainer.BeginEval:
+// Schedule-Free at x, DoG at its average, with the batch-norm statistics
+// recomputed there); the training parameters and statistics are restored
+// after.
 func (e *gomlxEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 	if err := checkSplit("evaluation", sp); err != nil {
 		return 0, 0, err
 	}
+	if err := e.tr.BeginEval(e.refreshBatches()); err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if eerr := e.tr.EndEval(); eerr != nil {
+			err = errors.Join(err, eerr)
+		}
+	}()
+	return e.evaluate(sp)
+}
+
+func (e *gomlxEngine) evaluate(sp *Split) (loss, acc float64, err error) {
 	if sp.N() == 0 {
 		return 0, 0, fmt.Errorf("evaluation split: no examples")
 	}

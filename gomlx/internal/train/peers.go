@@ -89,7 +89,9 @@ func MethodsHelp() string {
 }
 
 // lrAware reports whether a direction kind is one of package direction's
-// LRAware methods, which only the native engine runs.
+// LRAware methods: the native engine runs them on its flat vector, the GoMLX
+// engine on the host between its gradient graph and the next step
+// (salsagomlx.Host).
 func lrAware(kind string) bool {
 	return kind != "qhm" && kind != "adam"
 }
@@ -159,10 +161,9 @@ func setBudget(cfg *schedule.Config, sched string, p *Plan) {
 	}
 }
 
-// checkPeer checks a peer direction's settings and that an engine runs it:
-// the native engine only (--model logreg, every parameter decaying); the
-// GoMLX adapter fuses its directions (QHM, Adam) into the graph and has no
-// host-side direction.
+// checkPeer checks a peer direction's settings. Both engines run every
+// peer: the native engine (--model logreg) on its flat vector, the GoMLX
+// engine (every model) as a salsagomlx.Host direction.
 func checkPeer(p *Plan) error {
 	d, o := p.Direction, p.Options
 	if !lrAware(d.Kind) {
@@ -180,20 +181,7 @@ func checkPeer(p *Plan) error {
 			"DAdaptSGDConfig.Momentum", "--set momentum").Replace(err.Error())
 		return fmt.Errorf("--method %s: %s", o.Method, msg)
 	}
-	why := ""
-	switch {
-	case o.Model != "logreg":
-		why = "--model " + o.Model + " runs on the gomlx engine"
-	case o.Engine == "gomlx":
-		why = "--engine gomlx was asked for"
-	case !d.DecayAll:
-		why = "--set decay=weights needs the gomlx engine"
-	default:
-		return nil
-	}
-	return fmt.Errorf("--method %s: %s, whose directions (QHM, Adam) are fused into the graph: it has no %s direction. "+
-		"%s runs on the native engine, --model logreg (--engine auto or native); cosine, wsd and plateau run on every model",
-		o.Method, why, o.Method, o.Method)
+	return nil
 }
 
 // newPeerDirection builds the LRAware direction of a peer kind on n float32

@@ -279,11 +279,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, cooldown, decay, decay_fraction, delta"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "x"}} }, "--set wd=x: not a finite number"},
 		{func(o *Options) { o.Batch = 1000 }, "--batch 1000: must be ≤ the 640 training examples"},
-		// The peers' directions run on the native engine only; their keys
-		// are checked.
-		{func(o *Options) { o.Model, o.Method = "mlp", "prodigy" }, "--method prodigy: --model mlp runs on the gomlx engine, whose directions (QHM, Adam) are fused into the graph: it has no prodigy direction. prodigy runs on the native engine, --model logreg"},
-		{func(o *Options) { o.Method, o.Engine = "schedule-free-adamw", "gomlx" }, "--method schedule-free-adamw: --engine gomlx was asked for"},
-		{func(o *Options) { o.Method, o.Sets = "dog", [][2]string{{"decay", "weights"}} }, "--method dog: --set decay=weights needs the gomlx engine"},
+		// The peers' keys are checked (every engine runs them).
 		{func(o *Options) { o.Method, o.Sets = "schedule-free-sgd", [][2]string{{"momentum", "0"}} }, "--method schedule-free-sgd: --set momentum = 0: must be in (0, 1)"},
 		{func(o *Options) { o.Method, o.Sets = "prodigy", [][2]string{{"nu", "0.5"}} }, "--set nu does nothing for --method prodigy"},
 		{func(o *Options) { o.Method, o.Sets = "cosine", [][2]string{{"adam_beta1", "0.5"}} }, "--set adam_beta1 does nothing for --method cosine; it applies to adam-warmup, schedule-free-adamw, prodigy"},
