@@ -52,7 +52,13 @@ func SlopeTest(y []float64, x0, delta float64) (SlopeResult, error) {
 		return SlopeResult{}, nonFinite("y", y)
 	}
 	r := 0.0
-	if den := math.Sqrt(covXX * covYY); den != 0 {
+	den := math.Sqrt(covXX * covYY) // scipy's (and statopt's) form, bit for bit
+	if math.IsInf(den, 0) {
+		// The product overflows for |losses| near 1e152 and would make
+		// r = 0, a "not decreasing" verdict: take the roots apart.
+		den = math.Sqrt(covXX) * math.Sqrt(covYY)
+	}
+	if den != 0 {
 		r = max(-1, min(1, covXY/den))
 	}
 	dof := n - 2

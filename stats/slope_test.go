@@ -114,3 +114,20 @@ func TestSlopeErrors(t *testing.T) {
 		}
 	}
 }
+
+// A steeply falling loss of magnitude 1e153 is decreasing: covXX·covYY
+// overflows there, and the correlation's denominator must not become +Inf
+// (which made r = 0).
+func TestSlopeTestHugeLosses(t *testing.T) {
+	y := make([]float64, 400)
+	for i := range y {
+		y[i] = 1e153 * (1 - float64(i)/800)
+	}
+	res, err := SlopeTest(y, 0, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Decreasing || res.R > -0.99 {
+		t.Errorf("SlopeTest on a falling line near 1e300: r = %v, decreasing %v; want r ≈ −1, decreasing", res.R, res.Decreasing)
+	}
+}
