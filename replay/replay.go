@@ -163,17 +163,18 @@ func ValidationsOf(evs []schedule.Event) []Validation {
 	return vs
 }
 
-// RunValidated is Run for a -val scheduler (a *schedule.WithValidation): the
-// losses of vals are reported after their steps, as the run did, so that
-// its validation drops are replayed too. vals must be in step order, within
+// RunValidated is Run for a scheduler that steps on validation losses (a
+// [schedule.Validator]: the -val methods, plateau): the losses of vals are
+// reported after their steps, as the run did, so that its validation checks
+// and drops are replayed too. vals must be in step order, within
 // the rows; with none it is Run.
 func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]schedule.Event, Report, error) {
 	var evs []schedule.Event
 	var rep Report
-	wv, _ := s.(*schedule.WithValidation)
+	wv, _ := s.(schedule.Validator)
 	if len(vals) > 0 {
 		if wv == nil {
-			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s is not a -val method", len(vals), s.Name())
+			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s does not validate (a -val method or plateau does)", len(vals), s.Name())
 		}
 		last := len(rows)
 		if last > 0 {

@@ -42,7 +42,7 @@ func TestRunValidatedErrors(t *testing.T) {
 		vals   []replay.Validation
 		msg    string
 	}{
-		{"sasa+", []replay.Validation{{2, 1}}, "1 validation losses, but sasa+ is not a -val method"},
+		{"sasa+", []replay.Validation{{2, 1}}, "1 validation losses, but sasa+ does not validate (a -val method or plateau does)"},
 		{"sasa+-val", []replay.Validation{{3, 1}}, "validation 1 is after step 3: steps must be in order and within the trace's 1..2"},
 		{"sasa+-val", []replay.Validation{{2, 1}, {1, 1}}, "validation 2 is after step 1"},
 	} {

@@ -237,3 +237,11 @@ func finite(name string, step int, v float64) error {
 	}
 	return nil
 }
+
+// Validator is a scheduler that also steps on a validation loss, reported
+// after the step that ends an epoch: [WithValidation] (the -val methods)
+// and [Plateau].
+type Validator interface {
+	Scheduler
+	Validate(loss float64) (Result, error)
+}

@@ -204,10 +204,10 @@ func readFile(t *testing.T, path string) string {
 // TestReplayRunDir: salsa replay --run DIR reproduces the events.csv of a
 // run of salsa train byte for byte, for a line search (salsa, with tests,
 // a switch and drops), a drop test (sasa+), the hand schedule, the Adam
-// warmup and a -val method (whose validation losses come from events.csv);
-// --trace with --config run.json is the same.
+// warmup, a -val method and plateau (whose validation losses come from
+// events.csv); --trace with --config run.json is the same.
 func TestReplayRunDir(t *testing.T) {
-	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val"} {
+	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val", "plateau"} {
 		t.Run(method, func(t *testing.T) {
 			dir := trainRun(t, method)
 			want := readFile(t, filepath.Join(dir, "events.csv"))
@@ -233,7 +233,7 @@ func TestReplayRunDir(t *testing.T) {
 				if kinds[schedule.KindDrop] != 2 {
 					t.Fatalf("%d drops, want 2", kinds[schedule.KindDrop])
 				}
-			case "salsa-val":
+			case "salsa-val", "plateau":
 				if kinds[schedule.KindValidation] != 4 {
 					t.Fatalf("%d validation checks, want 4", kinds[schedule.KindValidation])
 				}
@@ -243,7 +243,7 @@ func TestReplayRunDir(t *testing.T) {
 				t.Fatalf("replay --run: exit %d, stderr %q\n%s\nwant\n%s", code, errs, out, want)
 			}
 			code, out, errs = run(t, "replay", "--trace", filepath.Join(dir, "steps.csv.gz"), "--config", filepath.Join(dir, "run.json"))
-			if method == "salsa-val" { // without --run, no validation losses
+			if method == "salsa-val" || method == "plateau" { // without --run, no validation losses
 				if !strings.Contains(errs, "without --run there are none") {
 					t.Fatalf("--config: exit %d, stderr %q", code, errs)
 				}

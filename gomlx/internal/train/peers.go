@@ -214,6 +214,4 @@ func newPeerDirection(d Direction, n int) (direction.LRAware[float32], error) {
 // validator is a scheduler that steps on a validation loss at each epoch's
 // end: the -val methods' schedule.WithValidation and plateau's
 // schedule.Plateau.
-type validator interface {
-	Validate(loss float64) (schedule.Result, error)
-}
+type validator = schedule.Validator
