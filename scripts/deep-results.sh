@@ -31,7 +31,7 @@ metric() { grep -o 'test_\(acc\|ppl\)=[0-9.]*' "$1.final" | cut -d= -f2; }
 for task in "${tasks[@]}"; do
 	case $task in
 	cnn) common=(--dataset fashion-mnist --model cnn --epochs 20 --limit 7680); grid=(0.03 0.1 0.3 1); better=max ;;
-	resnet20) common=(--dataset fashion-mnist --model resnet20 --epochs 20 --limit 1920 --test-limit 2000); grid=(0.03 0.1 0.3); better=max ;;
+	resnet20) common=(--dataset fashion-mnist --model resnet20 --epochs 20 --limit 1920 --test-limit 2000); grid=(0.03 0.1 0.3 1); better=max ;;
 	lstm) common=(--dataset tinyshakespeare --model lstm --epochs 20 --limit 100000); grid=(0.1 0.3 1 3); better=min ;;
 	*) echo "unknown task $task" >&2; exit 2 ;;
 	esac
