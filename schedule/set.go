@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/salsaopt/salsa/stats"
 )
@@ -234,19 +235,21 @@ func fieldPaths(c *Config) map[uintptr]string {
 }
 
 // keyPaths returns the Config paths a key writes.
-func keyPaths(key string) []string {
-	s, ok := setters[key]
-	if !ok {
-		return nil
-	}
+func keyPaths(key string) []string { return allKeyPaths()[key] }
+
+// allKeyPaths maps every key to the Config paths it writes, found once
+// from the setters' field pointers into one Config.
+var allKeyPaths = sync.OnceValue(func() map[string][]string {
 	var c Config
 	paths := fieldPaths(&c)
-	var out []string
-	for _, p := range s.fields(&c) {
-		out = append(out, paths[reflect.ValueOf(p).Pointer()])
+	m := make(map[string][]string, len(setters))
+	for k, s := range setters {
+		for _, p := range s.fields(&c) {
+			m[k] = append(m[k], paths[reflect.ValueOf(p).Pointer()])
+		}
 	}
-	return out
-}
+	return m
+})
 
 // usedBy reports whether a method (one of [Methods]) reads the Config field
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),

@@ -55,10 +55,14 @@ func isTerminal(w io.Writer) bool {
 func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags, p *train.Plan, ck *train.Checkpoint, out string, stderr io.Writer) error {
 	ro := p.Options
 	var conflicts []string
+	epochsSet := false
 	fs.Visit(func(f *flag.Flag) {
 		var given, run string
 		switch f.Name {
-		case "out", "resume", "epochs", "max-steps", "data", "download", "mirror", "no-plots":
+		case "epochs":
+			epochsSet = true
+			return
+		case "out", "resume", "max-steps", "data", "download", "mirror", "no-plots":
 			return
 		case "dataset":
 			given, run = o.Dataset, ro.Dataset
@@ -99,8 +103,6 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 	if len(conflicts) > 0 {
 		return fmt.Errorf("--resume: %s: a resumed run keeps its settings; to train with others, start a new run with another --out", strings.Join(conflicts, ", "))
 	}
-	epochsSet := false
-	fs.Visit(func(f *flag.Flag) { epochsSet = epochsSet || f.Name == "epochs" })
 	if !epochsSet || o.Epochs == ro.Epochs {
 		return nil
 	}

@@ -186,6 +186,14 @@ func (o *Options) Warnings() []string {
 	return w
 }
 
+// FillDefaults sets what a new run takes from the other options when not
+// given: shb-hand's cuts (DefaultDrops of the epochs).
+func (o *Options) FillDefaults() {
+	if o.Method == "shb-hand" && len(o.Drops) == 0 {
+		o.Drops = DefaultDrops(o.Epochs)
+	}
+}
+
 // DefaultDrops are shb-hand's cuts when --drops is not given: after one and
 // two thirds of the epochs (10 and 20 of 30), those that are ≥ 1.
 func DefaultDrops(epochs int) []int {
@@ -270,7 +278,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	var sched [][2]string
 	for _, kv := range o.Sets {
 		k, v := kv[0], kv[1]
-		if err := checkKeyApplies(k, o.Method, schedName); err != nil {
+		if err := KeyApplies(k, o.Method); err != nil {
 			return nil, err
 		}
 		if k == "warmup_steps" && slices.ContainsFunc(o.Sets, func(kv [2]string) bool { return kv[0] == "warmup_epochs" }) {
@@ -397,9 +405,12 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	return p, nil
 }
 
-// checkKeyApplies refuses an unknown --set key, and a key that would do
-// nothing for the method (or that a flag sets).
-func checkKeyApplies(k, method, schedName string) error {
+// KeyApplies returns nil if --set k does something for method, else the
+// error salsa train gives for it: an unknown key, a key a flag sets, or one
+// the method never reads (naming the methods it applies to). The keys of
+// the model and the data apply to every method here; NewPlan checks them
+// against the model.
+func KeyApplies(k, method string) error {
 	if _, ok := setKeys[k]; !ok && !slices.Contains(schedule.Keys(), k) {
 		return fmt.Errorf("--set %s: unknown key; the keys are %s", k, strings.Join(SortedSetKeys(), ", "))
 	}

@@ -180,40 +180,28 @@ type RunJSON struct {
 	Data     []data.FileDigest `json:"data,omitempty"`
 }
 
-// setRunJSONEpochs records a resumed run's new length in its run.json.
-func setRunJSONEpochs(out string, epochs int) error {
-	path := filepath.Join(out, "run.json")
-	b, err := os.ReadFile(path)
+// writeRunJSON writes a run's run.json.
+func writeRunJSON(out string, rj RunJSON) error {
+	b, err := json.MarshalIndent(rj, "", "  ")
+	if err != nil {
+		return fmt.Errorf("run.json: %w", err)
+	}
+	return writeAtomic(filepath.Join(out, "run.json"), append(b, '\n'))
+}
+
+// setRunJSONPlan puts a resumed run's plan (its new length) in its
+// run.json; the engine, versions and data stay those the run recorded.
+func setRunJSONPlan(out string, p *Plan) error {
+	b, err := os.ReadFile(filepath.Join(out, "run.json"))
 	if err != nil {
 		return err
 	}
-	var rj struct {
-		RunJSON
-		Plan json.RawMessage `json:"plan"`
-	}
+	var rj RunJSON
 	if err := json.Unmarshal(b, &rj); err != nil {
 		return fmt.Errorf("run.json: %w", err)
 	}
-	var plan map[string]json.RawMessage
-	var opts map[string]any
-	if err := json.Unmarshal(rj.Plan, &plan); err != nil {
-		return fmt.Errorf("run.json: plan: %w", err)
-	}
-	if err := json.Unmarshal(plan["options"], &opts); err != nil {
-		return fmt.Errorf("run.json: plan.options: %w", err)
-	}
-	opts["epochs"] = epochs
-	if plan["options"], err = json.Marshal(opts); err != nil {
-		return err
-	}
-	if rj.Plan, err = json.Marshal(plan); err != nil {
-		return err
-	}
-	out2, err := json.MarshalIndent(map[string]any{"plan": rj.Plan, "engine": rj.Engine, "versions": rj.Versions, "data": rj.Data}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeAtomic(path, append(out2, '\n'))
+	rj.Plan = p
+	return writeRunJSON(out, rj)
 }
 
 // Versions reports the Go and module versions the binary was built with.
@@ -283,7 +271,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		}
 		if ck.Plan.Options.Epochs != p.Options.Epochs { // --resume --epochs N: the run's new length
 			ck.Plan.Options.Epochs = p.Options.Epochs
-			if err := setRunJSONEpochs(out, p.Options.Epochs); err != nil {
+			if err := setRunJSONPlan(out, &ck.Plan); err != nil {
 				return nil, fmt.Errorf("--resume %s: %w", out, err)
 			}
 		}
@@ -302,11 +290,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return nil, err
 		}
-		rj, err := json.MarshalIndent(RunJSON{Plan: p, Engine: engineName, Versions: Versions(), Data: p.Data}, "", "  ")
-		if err != nil {
-			return nil, fmt.Errorf("run.json: %w", err)
-		}
-		if err := writeAtomic(filepath.Join(out, "run.json"), append(rj, '\n')); err != nil {
+		if err := writeRunJSON(out, RunJSON{Plan: p, Engine: engineName, Versions: Versions(), Data: p.Data}); err != nil {
 			return nil, err
 		}
 	}
