@@ -137,7 +137,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		" (shb-hand runs at --lr0 and needs a tuned one; salsa starts from any small --lr0; the peers are listed below)")
 	fs.StringVar(&o.Preset, "preset", "paper", "defaults: paper (Table 1, §3, BM variance) or statopt (the authors' released code)")
 	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate); "+
-		"the learning-rate-free and schedule-free peers default to their authors' lr (below), which --lr0 replaces")
+		"the learning-rate-free and schedule-free peers default to their authors' lr (below), adam-warmup to Adam's 1e-3; --lr0 replaces these")
 	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
 	fs.IntVar(&o.Batch, "batch", 0, "mini-batch size (0: the model's default: 128 for images, 32 for lstm, 20 for lstm-paper)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles")

@@ -49,8 +49,16 @@ func TestTrainPeers(t *testing.T) {
 			t.Errorf("%s: no validation check in events.csv", m.Name)
 		}
 	}
-	// --lr0 replaces the authors' rate.
+	// adam-warmup without --lr0 runs at Adam's default 1e-3.
 	dir := t.TempDir()
+	if code, _, errs := run(t, peerArgs("adam-warmup", dir, "--epochs", "1")...); code != 0 {
+		t.Fatalf("adam-warmup: exit %d: %s", code, errs)
+	}
+	if s := readFile(t, filepath.Join(dir, "run.json")); !strings.Contains(s, `"lr0": 0.001`) {
+		t.Errorf("adam-warmup without --lr0: run.json has another lr0 than 0.001")
+	}
+	// --lr0 replaces the authors' rate.
+	dir = t.TempDir()
 	if code, _, errs := run(t, peerArgs("prodigy", dir, "--epochs", "1", "--lr0", "0.5")...); code != 0 {
 		t.Fatalf("prodigy --lr0 0.5: exit %d: %s", code, errs)
 	}

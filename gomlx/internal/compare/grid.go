@@ -113,7 +113,8 @@ func dirPart(s string) string {
 
 // DefaultLR0 is a method's rate when --lr0s is not given (or, with --grid,
 // an untuned method's): its authors' for the learning-rate-free and
-// schedule-free peers, else salsa train's default 0.01.
+// schedule-free peers, Adam's 1e-3 for adam-warmup, else salsa train's
+// default 0.01.
 func DefaultLR0(method string) float64 {
 	if lr, ok := train.MethodLR0(method); ok {
 		return lr

@@ -71,10 +71,17 @@ func Peer(method string) (MethodInfo, bool) {
 	return MethodInfo{}, false
 }
 
+// AdamLR0 is adam-warmup's rate when --lr0 is not given: Adam's own default
+// (Kingma & Ba 2015, and PyTorch's torch.optim.Adam).
+const AdamLR0 = 1e-3
+
 // MethodLR0 returns the rate a method runs at when --lr0 is not given: its
-// authors' for the learning-rate-free and schedule-free methods (ok true),
-// else nothing (the caller's --lr0 default).
+// authors' for the learning-rate-free and schedule-free methods and Adam's
+// 1e-3 for adam-warmup (ok true), else nothing (the caller's --lr0 default).
 func MethodLR0(method string) (lr float64, ok bool) {
+	if method == "adam-warmup" {
+		return AdamLR0, true
+	}
 	m, ok := Peer(method)
 	return m.LR0, ok && m.LR0 > 0
 }
