@@ -44,6 +44,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	methods := fs.String("methods", "", "comma-separated `methods` to compare (required): "+strings.Join(train.Methods, ", "))
 	lr0s := fs.String("lr0s", "", "comma-separated initial learning `rates`: each method runs at each (a row per rate), or a --grid method is tuned over them (default: each method at its own default, 0.01 or a peer's authors' rate)")
 	fs.Float64Var(&cfg.LR0, "lr0", 0, "with --grid: the rate of the methods not tuned (default: each method's own, 0.01 or a peer's authors' rate)")
+	startLR0s := fs.String("start-lr0s", "", "with --grid: comma-separated `rates` each method not tuned starts from, a row per rate (the zero-tuning check: salsa from 0.001,0.01,0.1 against the tuned rows)")
 	fs.IntVar(&cfg.Seeds, "seeds", 1, "seeds 1…`N` of each run (the seed sets the data order, the same for every method)")
 	fs.IntVar(&cfg.Epochs, "epochs", 30, "epochs of each run")
 	fs.IntVar(&cfg.Batch, "batch", 0, "mini-batch size (0: the model's default)")
@@ -102,21 +103,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if cfg.Methods, err = splitList("methods", *methods); err != nil {
 		return err
 	}
-	var lrs []string
-	if *lr0s != "" {
-		if lrs, err = splitList("lr0s", *lr0s); err != nil {
-			return err
-		}
+	if cfg.LR0s, err = parseRates("lr0s", *lr0s); err != nil {
+		return err
 	}
-	for _, s := range lrs {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("--lr0s %s: %q: each rate must be a finite number > 0", *lr0s, s)
-		}
-		if slices.Contains(cfg.LR0s, v) {
-			return fmt.Errorf("--lr0s %s: %s is listed twice", *lr0s, s)
-		}
-		cfg.LR0s = append(cfg.LR0s, v)
+	if cfg.StartLR0s, err = parseRates("start-lr0s", *startLR0s); err != nil {
+		return err
 	}
 	switch {
 	case cfg.Seeds < 1:
@@ -129,6 +120,10 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--max-steps %d: must be ≥ 0", cfg.MaxSteps)
 	case cfg.LR0 < 0 || math.IsInf(cfg.LR0, 0) || math.IsNaN(cfg.LR0):
 		return fmt.Errorf("--lr0 %v: must be finite and > 0", cfg.LR0)
+	case given["start-lr0s"] && *grid == "":
+		return fmt.Errorf("--start-lr0s %s: sets the rates of the methods not tuned by --grid: give --grid, or --lr0s %s", *startLR0s, *startLR0s)
+	case given["start-lr0s"] && given["lr0"]:
+		return fmt.Errorf("--start-lr0s %s and --lr0 %v both set the rate of the methods not tuned: give one", *startLR0s, cfg.LR0)
 	case given["lr0"] && *grid == "":
 		return fmt.Errorf("--lr0 %v: sets the rate of the methods not tuned by --grid: give --grid, or --lr0s %v", cfg.LR0, cfg.LR0)
 	case cfg.Target < 0 || math.IsNaN(cfg.Target) || math.IsInf(cfg.Target, 0):
@@ -260,4 +255,28 @@ func runProfile(dirsFlag, unit, out string, stdout io.Writer, noPlots bool) erro
 		fmt.Fprintln(stdout, f)
 	}
 	return err
+}
+
+// parseRates parses a comma-separated list of distinct finite rates > 0
+// given to --flag ("" gives nil).
+func parseRates(flag, list string) ([]float64, error) {
+	if list == "" {
+		return nil, nil
+	}
+	items, err := splitList(flag, list)
+	if err != nil {
+		return nil, err
+	}
+	var rates []float64
+	for _, s := range items {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("--%s %s: %q: each rate must be a finite number > 0", flag, list, s)
+		}
+		if slices.Contains(rates, v) {
+			return nil, fmt.Errorf("--%s %s: %s is listed twice", flag, list, s)
+		}
+		rates = append(rates, v)
+	}
+	return rates, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +270,30 @@ func TestCompareGridPicksByValidation(t *testing.T) {
 	}
 }
 
+// TestCompareStartLR0s: with --grid, --start-lr0s runs each untuned method
+// from every rate, a row per rate, on the same validation split as the tuned
+// rows.
+func TestCompareStartLR0s(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,shb-hand", "--lr0s", "0.01,0.1", "--start-lr0s", "0.001,0.1",
+		"--grid", "shb-hand", "--epochs", "1")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, r := range []string{"salsa-lr0.001-s1", "salsa-lr0.1-s1"} {
+		rj := readRunJSON(t, filepath.Join(out, "runs", r))
+		if rj.Plan.Options.HoldOut != 0.1 || rj.Plan.NTrain != 1800 {
+			t.Errorf("%s: hold_out %v n_train %d", r, rj.Plan.Options.HoldOut, rj.Plan.NTrain)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "salsa-lr0.01-s1")); err == nil {
+		t.Errorf("salsa ran at a --lr0s rate, not only at --start-lr0s")
+	}
+	if rows := reportRows(t, out); !slices.Equal(rows, []string{"salsa[lr0=0.001]", "salsa[lr0=0.1]", "shb-hand (tuned)"}) {
+		t.Errorf("rows %q", rows)
+	}
+}
+
 // TestCompareFlagErrors: each bad flag gets an error naming the flag, the
 // value and what is allowed.
 func TestCompareFlagErrors(t *testing.T) {
@@ -293,6 +318,9 @@ func TestCompareFlagErrors(t *testing.T) {
 		{[]string{"--methods", "salsa", "--hold-out", "1"}, 1, "--hold-out 1: must be in (0, 1)"},
 		{[]string{"--methods", "salsa", "--target", "2"}, 1, "--target 2: an accuracy target must be in (0, 1]"},
 		{[]string{"--methods", "salsa", "--lr0", "0.1"}, 1, "--lr0 0.1: sets the rate of the methods not tuned by --grid"},
+		{[]string{"--methods", "salsa", "--start-lr0s", "0.1,0.01"}, 1, "--start-lr0s 0.1,0.01: sets the rates of the methods not tuned by --grid: give --grid"},
+		{[]string{"--methods", "salsa,shb-hand", "--grid", "shb-hand", "--lr0s", "0.1,1", "--start-lr0s", "0.1", "--lr0", "0.1"}, 1, "--start-lr0s 0.1 and --lr0 0.1 both set the rate"},
+		{[]string{"--methods", "salsa,shb-hand", "--grid", "shb-hand", "--lr0s", "0.1,1", "--start-lr0s", "0.1,0.1"}, 1, "--start-lr0s 0.1,0.1: 0.1 is listed twice"},
 		{[]string{"--methods", "salsa", "--model", "nope"}, 1, "--model nope: must be one of logreg"},
 		{[]string{"--methods", "salsa", "--profile", "x"}, 2, "--profile reads compare directories: --methods does not go with it"},
 		{[]string{"--profile", "x", "--profile-time", "hours"}, 1, "--profile-time hours: must be seconds, epochs or steps"},

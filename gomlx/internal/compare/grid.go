@@ -31,6 +31,7 @@ type Config struct {
 	Methods                         []string  // as typed, each in train.Methods
 	LR0s                            []float64 // nil: each method at DefaultLR0
 	LR0                             float64   // > 0 (with Grid): the untuned methods run at this rate, else at DefaultLR0
+	StartLR0s                       []float64 // with Grid: the untuned methods run from each of these rates, a row per rate
 	Seeds                           int       // seeds 1…Seeds
 	Epochs, Batch, Limit, TestLimit int
 	Sets                            [][2]string // --set, for the methods each key applies to
@@ -184,6 +185,10 @@ func NewGrid(cfg Config) (*Grid, error) {
 		switch {
 		case tuned:
 			lrSets = [][]float64{cfg.LR0s}
+		case len(cfg.StartLR0s) > 0:
+			for _, lr := range cfg.StartLR0s {
+				lrSets = append(lrSets, []float64{lr})
+			}
 		case cfg.LR0 > 0:
 			lrSets = [][]float64{{cfg.LR0}}
 		case len(cfg.Grid) > 0 || len(cfg.LR0s) == 0:
