@@ -188,6 +188,9 @@ type Config struct {
 	Cosine  CosineConfig
 	WSD     WSDConfig
 	Plateau PlateauConfig
+	// Tail is salsa-budget's decay over the end of the budget; it too needs
+	// the budget.
+	Tail TailConfig
 	// SALSADropAfter replaces SASAPlus.DropAfter inside SALSA (statopt's SALSA
 	// default is 0 where its SASA+ default is 1000).
 	SALSADropAfter int
@@ -240,16 +243,19 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 	c.Constant = ConstantConfig{LR: lr0, Tau: sp.Tau}
 	c.Cosine = CosineConfig{LR: lr0}
 	c.WSD = WSDConfig{LR: lr0, DecayFraction: 0.2}
+	c.Tail = TailConfig{Fraction: 0.2}
 	c.Plateau = DefaultPlateau(lr0)
 	return c, nil
 }
 
-// SetBudget sets the budget of the schedules that need one (cosine, wsd):
-// steps optimizer steps in all, the first warmup of them a linear warmup.
-// Defaults leaves it unset (Steps = 0), which New rejects for them.
+// SetBudget sets the budget of the schedules that need one (cosine, wsd,
+// salsa-budget): steps optimizer steps in all, the first warmup of them a
+// linear warmup (cosine and wsd). Defaults leaves it unset (Steps = 0), which
+// New rejects for them.
 func (c *Config) SetBudget(steps, warmup int) {
 	c.Cosine.Steps, c.Cosine.WarmupSteps = steps, warmup
 	c.WSD.Steps, c.WSD.WarmupSteps = steps, warmup
+	c.Tail.Steps = steps
 }
 
 // SALSA returns the SALSA configuration of the bundle.
@@ -260,7 +266,7 @@ func (c Config) SALSA() SALSAConfig {
 }
 
 // Methods lists the names New accepts.
-var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "ssls", "salsa",
+var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "ssls", "salsa", "salsa-budget",
 	"constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val",
 	"cosine", "wsd", "plateau"}
 
@@ -295,6 +301,12 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 		return NewSSLS(c.SSLS, opts...)
 	case "salsa":
 		return NewSALSA(c.SALSA(), opts...)
+	case "salsa-budget":
+		in, err := NewSALSA(c.SALSA(), opts...)
+		if err != nil {
+			return nil, err
+		}
+		return NewTail(c.Tail, in, opts...)
 	case "cosine":
 		return NewCosine(c.Cosine, opts...)
 	case "wsd":

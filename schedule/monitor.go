@@ -34,7 +34,7 @@ func (o options) emit(name string, evs []Event) {
 	}
 	for _, e := range evs {
 		lvl := slog.LevelDebug
-		if e.Kind == KindDrop || e.Kind == KindSwitch {
+		if e.Kind == KindDrop || e.Kind == KindSwitch || e.Kind == KindDecay {
 			lvl = slog.LevelInfo
 		}
 		o.log.LogAttrs(context.Background(), lvl, "salsa event", slog.String("scheduler", name), slog.Any("event", e))

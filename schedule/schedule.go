@@ -134,6 +134,7 @@ const (
 	KindSwitch                          // SALSA's switch from SSLS to SASA+
 	KindEquivalenceTest                 // SASA's equivalence test (Lang et al. 2019)
 	KindValidation                      // a validation-loss check of WithValidation
+	KindDecay                           // Tail: the budget's final decay to zero begins
 )
 
 var kindNames = [...]string{
@@ -143,6 +144,7 @@ var kindNames = [...]string{
 	KindSwitch:          "switch",
 	KindEquivalenceTest: "equivalence_test",
 	KindValidation:      "val_check",
+	KindDecay:           "decay",
 }
 
 // String returns the kind as the events CSV spells it.
@@ -188,9 +190,9 @@ type Event struct {
 	Prob       float64 // one-sided t CDF of the slope statistic, N−2 dof
 	Decreasing bool    // Prob < δ: the loss is still falling
 
-	// KindDrop.
-	NewLR  float64 // the learning rate after the drop
-	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"
+	// KindDrop and KindDecay.
+	NewLR  float64 // the learning rate after the drop; KindDecay: the rate α_s the decay starts from
+	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget"
 
 	// KindValidation.
 	ValLoss  float64 // the validation loss reported

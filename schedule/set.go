@@ -136,9 +136,9 @@ var setters = map[string]setter{
 	"patience": ikey("w/ val and plateau: checks without improvement tolerated before a drop", func(c *Config) []*int {
 		return []*int{&c.Validation.Patience, &c.Plateau.Patience}
 	}),
-	"total_steps":     ikey("cosine and wsd: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps} }),
+	"total_steps":     ikey("cosine, wsd and salsa-budget: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps, &c.Tail.Steps} }),
 	"min_lr":          fkey("cosine and wsd: the rate the decay ends at; plateau: the floor (0)", func(c *Config) []*float64 { return []*float64{&c.Cosine.MinLR, &c.WSD.MinLR, &c.Plateau.MinLR} }),
-	"decay_fraction":  fkey("wsd: the linear decay's share of the budget (0.2)", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction} }),
+	"decay_fraction":  fkey("wsd and salsa-budget: the linear decay's share of the budget (0.2)", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction, &c.Tail.Fraction} }),
 	"threshold":       fkey("plateau: improvement needed, relative to the best (1e-4)", func(c *Config) []*float64 { return []*float64{&c.Plateau.Threshold} }),
 	"cooldown":        ikey("plateau: checks after a drop that do not count as bad (0)", func(c *Config) []*int { return []*int{&c.Plateau.Cooldown} }),
 	"min_delta":       fkey("w/ val: improvement needed, absolute", func(c *Config) []*float64 { return []*float64{&c.Validation.MinDelta} }),
@@ -253,14 +253,16 @@ var allKeyPaths = sync.OnceValue(func() map[string][]string {
 
 // usedBy reports whether a method (one of [Methods]) reads the Config field
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
-// the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; a -val method
-// also reads Validation.
+// the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
+// reads SALSA's and Tail; a -val method also reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
 		return top == "Validation" || usedBy(base, path)
 	}
 	switch method {
+	case "salsa-budget":
+		return top == "Tail" || usedBy("salsa", path)
 	case "salsa":
 		switch top {
 		case "SSLS", "SALSADropAfter", "ForceSwitchAt":

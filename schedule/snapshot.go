@@ -95,6 +95,8 @@ func Restore(data []byte, opts ...Option) (Scheduler, error) {
 		s = &WSD{}
 	case "plateau":
 		s = &Plateau{}
+	case "tail":
+		s = &Tail{}
 	default:
 		return nil, fmt.Errorf("schedule: snapshot of unknown scheduler %q", e.Name)
 	}

@@ -61,6 +61,7 @@ var eventColumns = map[schedule.Kind][]column{
 	// A drop's reason is not a column: the reference rows are step,drop,new_lr.
 	schedule.KindDrop:   {fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR })},
 	schedule.KindSwitch: {colReason},
+	schedule.KindDecay:  {fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR }), colReason},
 	schedule.KindEquivalenceTest: {colMean, colLower, colUpper,
 		fcol("margin", func(e *schedule.Event) *float64 { return &e.Margin }),
 		colStationary, colCount, colStd, colDof},

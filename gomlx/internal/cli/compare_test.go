@@ -106,7 +106,11 @@ func TestCompareReportAndRerun(t *testing.T) {
 	for _, seed := range []string{"1", "2"} {
 		var nTrain []int
 		for _, m := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup"} {
-			rj := readRunJSON(t, filepath.Join(out, "runs", m+"-lr0.01-s"+seed))
+			lr := "0.01" // salsa train's default; adam-warmup's is Adam's 1e-3
+			if m == "adam-warmup" {
+				lr = "0.001"
+			}
+			rj := readRunJSON(t, filepath.Join(out, "runs", m+"-lr"+lr+"-s"+seed))
 			if fmt.Sprint(rj.Plan.Options.Seed) != seed || rj.Plan.Options.Method != m || rj.Plan.Options.Label != m {
 				t.Errorf("%s seed %s: run.json options %+v", m, seed, rj.Plan.Options)
 			}

@@ -731,14 +731,21 @@ func (c ciPoints) YError(i int) (float64, float64) {
 	return c[i].Mean - c[i].Lower, c[i].Upper - c[i].Mean
 }
 
-// addMarks marks the switch with a dashed line and, if withDrops, the drops
-// with dotted ones; withLegend adds them to the legend.
+// addMarks marks the switch with a dashed line, the start of salsa-budget's
+// final decay with a dash-dotted one and, if withDrops, the drops with
+// dotted ones; withLegend adds them to the legend.
 func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	var sw rules
 	sw.style = lineStyle(color.RGBA{R: 200, G: 0, B: 0, A: 255}, 1.2, []vg.Length{6, 3})
 	drops := rules{style: lineStyle(color.Gray{Y: 140}, 0.6, []vg.Length{1.5, 2})}
+	decay := rules{style: lineStyle(color.RGBA{R: 0, G: 90, B: 200, A: 255}, 1.2, []vg.Length{6, 2, 1.5, 2})}
 	for _, e := range r.events {
 		switch e.Kind {
+		case schedule.KindDecay:
+			decay.xs = append(decay.xs, float64(e.Step))
+			if withLegend {
+				decay.labels = append(decay.labels, fmt.Sprintf("decay to 0 (step %d)", e.Step))
+			}
 		case schedule.KindSwitch:
 			sw.xs = append(sw.xs, float64(e.Step))
 			if withLegend {
@@ -759,6 +766,13 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 		f.labelled = append(f.labelled, sw)
 		if withLegend {
 			f.Legend.Add("switch", sw)
+		}
+	}
+	if len(decay.xs) > 0 {
+		f.Add(decay)
+		f.labelled = append(f.labelled, decay)
+		if withLegend {
+			f.Legend.Add("decay", decay)
 		}
 	}
 }

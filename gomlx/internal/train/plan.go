@@ -14,7 +14,7 @@ import (
 )
 
 // Methods lists the --method values.
-var Methods = []string{"salsa", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val",
+var Methods = []string{"salsa", "salsa-budget", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val",
 	"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} // the peers: see Peers
 
 // ModelInfo describes a --model: what data it takes and its defaults.

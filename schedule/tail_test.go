@@ -1,0 +1,124 @@
+package schedule_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/schedule/schedtest"
+)
+
+// TestTailTrace: a Tail of T = 10 steps, 20% decay (D = 2), around a
+// constant 0.5 cut to 0.05 after step 3. The rates are written out by hand
+// from the definition: the inner's until step 8, then α_s·(1 − 0/2) and
+// α_s·(1 − 1/2) with α_s = 0.05, and α_T past the budget.
+func TestTailTrace(t *testing.T) {
+	in, err := schedule.NewCut(schedule.CutConfig{LR0: 0.5, Tau: 0.1, DropSteps: []int{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schedule.NewTail(schedule.TailConfig{Steps: 10, Fraction: 0.2}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := schedtest.NewProblem(1, 12)
+	var got []float64
+	var decay []schedule.Event
+	for k := 1; k <= 12; k++ {
+		res, err := p.Step(s, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.LR)
+		for _, e := range res.Events {
+			if e.Kind == schedule.KindDecay {
+				decay = append(decay, e)
+			}
+		}
+	}
+	want := []float64{0.5, 0.5, 0.5, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-15 {
+			t.Fatalf("α = %v, want %v", got, want)
+		}
+	}
+	if len(decay) != 1 || decay[0].Step != 8 || math.Abs(decay[0].NewLR-0.05) > 1e-15 || decay[0].Reason != "budget" {
+		t.Errorf("decay events %+v, want one at step 8 from 0.05", decay)
+	}
+	if s.Name() != "cut-budget" || s.Searching() {
+		t.Errorf("name %q, searching %v", s.Name(), s.Searching())
+	}
+}
+
+// TestTailIsSALSAUntilTheDecay: salsa-budget takes SALSA's decisions, line
+// searches included, step for step until T − D, and then no more tests.
+func TestTailIsSALSAUntilTheDecay(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(500, 0) // D = 100: the tail starts after step 400
+	plain, _ := schedule.New("salsa", c)
+	budget, err := schedule.New("salsa-budget", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, p2 := schedtest.NewProblem(3, 500), schedtest.NewProblem(3, 500)
+	drops, salsaAt400 := 0, 0.0
+	for k := 1; k <= 500; k++ {
+		r1, err1 := p1.Step(plain, k)
+		r2, err2 := p2.Step(budget, k)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if k <= 400 {
+			if r1.LR != r2.LR || r1.Searched != r2.Searched || len(r2.Events) != len(r1.Events)+b2i(k == 400) {
+				t.Fatalf("step %d: salsa α %v searched %v, %d events; salsa-budget α %v searched %v, %d events",
+					k, r1.LR, r1.Searched, len(r1.Events), r2.LR, r2.Searched, len(r2.Events))
+			}
+			for _, e := range r1.Events {
+				drops += b2i(e.Kind == schedule.KindDrop)
+			}
+			salsaAt400 = r1.NextLR
+			continue
+		}
+		_, a := budget.(*schedule.Tail).Decaying()
+		if want := a * (1 - float64(k-401)/100); math.Abs(r2.LR-want) > 1e-12*a || len(r2.Events) != 0 || r2.Searched {
+			t.Fatalf("step %d in the tail: α %v (want %v), events %+v, searched %v", k, r2.LR, want, r2.Events, r2.Searched)
+		}
+	}
+	if drops == 0 {
+		t.Errorf("SALSA made no drop before the tail: the test compares constant rates only")
+	}
+	if ok, a := budget.(*schedule.Tail).Decaying(); !ok || a != salsaAt400 {
+		t.Errorf("decaying %v from %v, want from SALSA's rate after step 400, %v", ok, a, salsaAt400)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestTailErrors: the budget is required, the fraction in (0, 1].
+func TestTailErrors(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	for _, tc := range []struct {
+		mod  func(*schedule.Config)
+		want string
+	}{
+		{func(c *schedule.Config) { c.Tail.Steps = 0 }, "TailConfig.Steps = 0: must be ≥ 1"},
+		{func(c *schedule.Config) { c.Tail.Fraction = 1.5 }, "TailConfig.Fraction = 1.5"},
+	} {
+		cc := c
+		tc.mod(&cc)
+		if _, err := schedule.New("salsa-budget", cc); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+	if !slices.Contains(schedule.MethodsOf("total_steps"), "salsa-budget") || !slices.Contains(schedule.MethodsOf("decay_fraction"), "salsa-budget") ||
+		!schedule.KeyApplies("nmin", "salsa-budget") || schedule.KeyApplies("zeta", "salsa-budget") {
+		t.Errorf("keys: total_steps → %v, decay_fraction → %v", schedule.MethodsOf("total_steps"), schedule.MethodsOf("decay_fraction"))
+	}
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 9's measurements: each idea from lr0 ∈ {1e-3, 1e-2, 1e-1} (3 seeds)
+# against the grid-tuned cut schedule (shb-hand, cuts ×0.1 after one and two
+# thirds of the epochs, lr picked by validation), every run holding out 10%.
+# Each measurement is a salsa compare directory in runs/parity/<name>; the
+# tuned grid's runs are copied from a directory that has them (the same task,
+# the same settings), so that it is trained once.
+# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep heldout)
+# NOBUILD=1 uses the bin/salsa there is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
+[ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+starts=0.001,0.01,0.1
+
+# parity NAME FROM ARGS...: salsa compare into runs/parity/NAME, with the
+# shb-hand runs of runs/FROM/runs copied first (FROM "-": none).
+parity() {
+	local name=$1 from=$2; shift 2
+	local dir=runs/parity/$name
+	mkdir -p "$dir/runs"
+	if [ "$from" != - ]; then
+		for r in runs/"$from"/runs/shb-hand-*; do
+			[ -e "$dir/runs/$(basename "$r")" ] || cp -r "$r" "$dir/runs/"
+		done
+	fi
+	echo "== $name: salsa compare $* --start-lr0s $starts --seeds 3 --out $dir"
+	./bin/salsa compare "$@" --start-lr0s $starts --seeds 3 --no-plots --out "$dir" | tail -1
+}
+
+logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
+mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.01,0.1,1)
+for part in "${parts[@]}"; do
+	case $part in
+	logreg)
+		parity mnist-logreg - --methods salsa,salsa-budget,salsa-val,ssls,shb-hand "${logreg[@]}"
+		# the decay-to-zero at the SSLS-found rate: salsa-budget without SASA+'s drops
+		parity mnist-logreg-nodrop parity/mnist-logreg --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${logreg[@]}"
+		parity mnist-logreg-theta parity/mnist-logreg --methods salsa,salsa-budget,shb-hand --sweep theta=0.25,0.5 "${logreg[@]}"
+		parity mnist-logreg-nmin parity/mnist-logreg --methods salsa,shb-hand --sweep nmin=100,2000 "${logreg[@]}"
+		parity mnist-logreg-wd0 - --methods salsa,salsa-budget,shb-hand --set wd=0 "${logreg[@]}"
+		;;
+	mlp)
+		parity mnist-mlp compare/mnist-mlp --methods salsa,salsa-budget,shb-hand "${mlp[@]}"
+		parity mnist-mlp-nodrop compare/mnist-mlp --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${mlp[@]}"
+		;;
+	deep)
+		parity fashion-mnist-cnn compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --dataset fashion-mnist --model cnn \
+			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		parity tinyshakespeare-lstm compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --dataset tinyshakespeare --model lstm \
+			--limit 25000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
+		parity fashion-mnist-resnet20 compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand --dataset fashion-mnist --model resnet20 \
+			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		;;
+	heldout) # docs/parity/heldout.md, written before any tuning
+		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
+		parity heldout-h1 - --methods salsa,salsa-budget,shb-hand --dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1 "${grid[@]}"
+		parity heldout-h2 - --methods salsa,salsa-budget,shb-hand --dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1 "${grid[@]}"
+		parity heldout-h3 - --methods salsa,salsa-budget,shb-hand --dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000 "${grid[@]}"
+		parity heldout-h4 - --methods salsa,salsa-budget,shb-hand --dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000 "${grid[@]}"
+		;;
+	*) echo "unknown part $part" >&2; exit 2 ;;
+	esac
+done
