@@ -136,16 +136,17 @@ var setters = map[string]setter{
 	"patience": ikey("w/ val and plateau: checks without improvement tolerated before a drop", func(c *Config) []*int {
 		return []*int{&c.Validation.Patience, &c.Plateau.Patience}
 	}),
-	"total_steps":     ikey("cosine, wsd and salsa-budget: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps, &c.Tail.Steps} }),
-	"min_lr":          fkey("cosine and wsd: the rate the decay ends at; plateau: the floor (0)", func(c *Config) []*float64 { return []*float64{&c.Cosine.MinLR, &c.WSD.MinLR, &c.Plateau.MinLR} }),
-	"decay_fraction":  fkey("wsd and salsa-budget: the linear decay's share of the budget (0.2)", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction, &c.Tail.Fraction} }),
-	"threshold":       fkey("plateau: improvement needed, relative to the best (1e-4)", func(c *Config) []*float64 { return []*float64{&c.Plateau.Threshold} }),
-	"cooldown":        ikey("plateau: checks after a drop that do not count as bad (0)", func(c *Config) []*int { return []*int{&c.Plateau.Cooldown} }),
-	"min_delta":       fkey("w/ val: improvement needed, absolute", func(c *Config) []*float64 { return []*float64{&c.Validation.MinDelta} }),
-	"force_switch_at": ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
-	"variance":        {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
-	"ls_dir":          {help: "SSLS line-search direction: g or d"},
-	"drop_steps":      {help: "constant-and-cut drop steps, comma-separated"},
+	"total_steps":       ikey("cosine, wsd and salsa-budget: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps, &c.Tail.Steps} }),
+	"min_lr":            fkey("cosine and wsd: the rate the decay ends at; plateau: the floor (0)", func(c *Config) []*float64 { return []*float64{&c.Cosine.MinLR, &c.WSD.MinLR, &c.Plateau.MinLR} }),
+	"decay_fraction":    fkey("wsd and salsa-budget: the linear decay's share of the budget (0.2)", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction, &c.Tail.Fraction} }),
+	"threshold":         fkey("plateau: improvement needed, relative to the best (1e-4)", func(c *Config) []*float64 { return []*float64{&c.Plateau.Threshold} }),
+	"cooldown":          ikey("plateau: checks after a drop that do not count as bad (0)", func(c *Config) []*int { return []*int{&c.Plateau.Cooldown} }),
+	"min_delta":         fkey("w/ val: improvement needed, absolute", func(c *Config) []*float64 { return []*float64{&c.Validation.MinDelta} }),
+	"decay_from_switch": bkey("salsa-budget: begin the linear decay to 0 at SALSA's switch, not at the last decay_fraction of the budget", func(c *Config) []*bool { return []*bool{&c.Tail.FromSwitch} }),
+	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
+	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
+	"ls_dir":            {help: "SSLS line-search direction: g or d"},
+	"drop_steps":        {help: "constant-and-cut drop steps, comma-separated"},
 }
 
 func init() {

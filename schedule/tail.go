@@ -14,9 +14,22 @@ import (
 //
 // The budget is the user's --epochs, not a tuned number; Fraction 0.2 is
 // WSD's (Hägele et al. 2024), fixed for every task.
+//
+// With FromSwitch the decay begins earlier, when the inner scheduler reports
+// that it switched (SALSA's switch from SSLS to SASA+: the SLOPE test found
+// the loss no longer falling, or SASA+'s test found it stationary), and runs
+// linearly to zero over all the rest of the budget; T − D stays the latest
+// start, for an inner scheduler that never switches.
 type TailConfig struct {
-	Steps    int     // T ≥ 1: the budget, total optimizer steps
-	Fraction float64 // ∈ (0, 1]: the decay's share of the budget (0.2)
+	Steps      int     // T ≥ 1: the budget, total optimizer steps
+	Fraction   float64 // ∈ (0, 1]: the decay's share of the budget (0.2), at least
+	FromSwitch bool    // begin the decay at the inner scheduler's switch
+}
+
+// Switcher is a scheduler that switches phase once, as SALSA does; [Tail]
+// with FromSwitch begins its decay there.
+type Switcher interface {
+	Switched() (switched bool, reason string, step int)
 }
 
 // decaySteps is D.
@@ -29,23 +42,23 @@ func (c TailConfig) Validate() error {
 	return firstErr(checkIntMin("TailConfig.Steps", c.Steps, 1), checkTheta("TailConfig.Fraction", c.Fraction))
 }
 
-// Tail is a statistical schedule that knows its budget: until step T − D it
-// is the inner scheduler (SALSA for the method "salsa-budget": the SSLS
-// warm-up, the switch, SASA+'s drops); from step T − D + 1 on the rate is
+// Tail is a statistical schedule that knows its budget: until step s it is
+// the inner scheduler (SALSA for the method "salsa-budget": the SSLS warm-up,
+// the switch, SASA+'s drops); from step s + 1 on the rate is
 //
-//	α_k = α_s·(1 − (k − (T−D) − 1)/D),   T − D < k ≤ T,
+//	α_k = α_s·(1 − (k − s − 1)/(T − s)),   s < k ≤ T,
 //
-// with α_s the inner scheduler's rate after step T − D, and α_T past the
-// budget. The tail runs no line search and no test: within D steps of the
-// end a test that found a stationary phase could make at most one more drop,
-// where the decay anneals the noise of the last phase whatever α_s is. At
-// step T − D it emits a [KindDecay] event.
+// with α_s the inner scheduler's rate after step s, and α_T past the budget.
+// s is T − D, or with FromSwitch the switch step when that comes first.
+// The tail runs no line search and no test: the decay anneals the noise of
+// the last phase whatever α_s is. At step s it emits a [KindDecay] event.
 type Tail struct {
 	cfg   TailConfig
 	opt   options
 	inner Scheduler
 	st    stepper // used once the tail has begun
 	start float64 // α_s; 0 before the tail
+	begin int     // s: the last step before the decay, once it has begun
 }
 
 // NewTail wraps inner, which must be at step 0.
@@ -58,6 +71,9 @@ func NewTail(cfg TailConfig, inner Scheduler, opts ...Option) (*Tail, error) {
 	}
 	if inner.Step() != 0 {
 		return nil, fmt.Errorf("schedule: NewTail: inner scheduler at step %d: must be at step 0", inner.Step())
+	}
+	if _, ok := inner.(Switcher); cfg.FromSwitch && !ok {
+		return nil, fmt.Errorf("schedule: NewTail: TailConfig.FromSwitch: %s never switches", inner.Name())
 	}
 	t := &Tail{cfg: cfg, opt: buildOptions(opts), inner: inner}
 	t.maybeBegin()
@@ -89,21 +105,30 @@ func (t *Tail) setOptions(o options) {
 func (t *Tail) tailStart() int { return t.cfg.Steps - t.cfg.decaySteps() }
 
 // maybeBegin starts the tail when the inner scheduler has made T − D steps
-// (at once for T − D = 0); it reports whether it did.
+// (at once for T − D = 0) or, with FromSwitch, has switched; it reports
+// whether it did.
 func (t *Tail) maybeBegin() bool {
-	if t.start > 0 || t.inner.Step() < t.tailStart() {
+	if t.start > 0 {
 		return false
 	}
-	t.start = t.inner.LR()
-	t.st = stepper{k: t.inner.Step()}
+	k := t.inner.Step()
+	switched := false
+	if sw, ok := t.inner.(Switcher); ok && t.cfg.FromSwitch {
+		switched, _, _ = sw.Switched()
+	}
+	if k < t.tailStart() && !switched {
+		return false
+	}
+	t.start, t.begin = t.inner.LR(), min(k, t.cfg.Steps-1)
+	t.st = stepper{k: k}
 	return true
 }
 
-// lrAt is α_k in the tail, 1-based.
+// lrAt is α_k in the tail, 1-based: linear from α_s at step s+1 towards 0
+// at step T+1.
 func (t *Tail) lrAt(k int) float64 {
 	k = min(k, t.cfg.Steps)
-	d := t.cfg.decaySteps()
-	return t.start * (1 - float64(k-(t.cfg.Steps-d)-1)/float64(d))
+	return t.start * (1 - float64(k-t.begin-1)/float64(t.cfg.Steps-t.begin))
 }
 
 // Step is the number of completed steps.
@@ -182,6 +207,7 @@ type tailSnapshot struct {
 	Inner json.RawMessage
 	Step  int
 	Start float64
+	Begin int
 }
 
 // MarshalBinary writes a versioned snapshot; it fails while a step is open.
@@ -195,7 +221,7 @@ func (t *Tail) MarshalBinary() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshalSnapshot("tail", t.cfg, tailSnapshot{Inner: in, Step: t.st.k, Start: t.start})
+	return marshalSnapshot("tail", t.cfg, tailSnapshot{Inner: in, Step: t.st.k, Start: t.start, Begin: t.begin})
 }
 
 // UnmarshalBinary restores a snapshot into any Tail value, the zero value
@@ -206,7 +232,7 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 	if err := unmarshalSnapshot(data, "tail", &cfg, &st); err != nil {
 		return err
 	}
-	if err := checkIntMin("TailState.Step", st.Step, 0); err != nil {
+	if err := firstErr(checkIntMin("TailState.Step", st.Step, 0), checkIntMin("TailState.Begin", st.Begin, 0)); err != nil {
 		return err
 	}
 	if st.Start < 0 || math.IsInf(st.Start, 0) || math.IsNaN(st.Start) {
@@ -219,7 +245,10 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	n := &Tail{cfg: cfg, opt: t.opt, inner: in, st: stepper{k: st.Step}, start: st.Start}
+	if _, ok := in.(Switcher); cfg.FromSwitch && !ok {
+		return fmt.Errorf("schedule: snapshot of tail: TailConfig.FromSwitch: %s never switches", in.Name())
+	}
+	n := &Tail{cfg: cfg, opt: t.opt, inner: in, st: stepper{k: st.Step}, start: st.Start, begin: st.Begin}
 	if o, ok := in.(interface{ setOptions(options) }); ok {
 		o.setOptions(t.opt)
 	}

@@ -122,3 +122,57 @@ func TestTailErrors(t *testing.T) {
 		t.Errorf("keys: total_steps → %v, decay_fraction → %v", schedule.MethodsOf("total_steps"), schedule.MethodsOf("decay_fraction"))
 	}
 }
+
+// TestTailFromSwitch: with FromSwitch the decay begins at SALSA's switch and
+// runs linearly to 0 over the rest of the budget; the variant passes the
+// shared suite too.
+func TestTailFromSwitch(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(500, 0)
+	c.Tail.FromSwitch = true
+	s := mustNewTail(t, c)
+	p := schedtest.NewProblem(3, 500)
+	sw, start := 0, 0.0
+	for k := 1; k <= 500; k++ {
+		res, err := p.Step(s, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Events {
+			if e.Kind == schedule.KindDecay {
+				sw, start = e.Step, e.NewLR
+			}
+		}
+		if sw > 0 && k > sw {
+			if want := start * (1 - float64(k-sw-1)/float64(500-sw)); math.Abs(res.LR-want) > 1e-12*start {
+				t.Fatalf("step %d: α %v, want %v (decay from %v after step %d)", k, res.LR, want, start, sw)
+			}
+		}
+	}
+	_, _, at := s.Inner().(*schedule.SALSA).Switched()
+	if sw == 0 || sw != at || sw >= 400 {
+		t.Errorf("decay began after step %d, SALSA switched at %d: want the same step, before T − D = 400", sw, at)
+	}
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	if _, err := schedule.NewTail(c.Tail, mustCut(t)); err == nil || !strings.Contains(err.Error(), "FromSwitch: cut never switches") {
+		t.Errorf("FromSwitch around cut: err = %v", err)
+	}
+}
+
+func mustNewTail(t *testing.T, c schedule.Config) *schedule.Tail {
+	t.Helper()
+	s, err := schedule.New("salsa-budget", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.(*schedule.Tail)
+}
+
+func mustCut(t *testing.T) schedule.Scheduler {
+	t.Helper()
+	s, err := schedule.NewCut(schedule.CutConfig{LR0: 0.5, Tau: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
