@@ -276,7 +276,7 @@ func TestOptionErrors(t *testing.T) {
 		}, "--set warmup_steps and warmup_epochs both set"},
 		{func(o *Options) { o.Sets = [][2]string{{"lr0", "0.1"}} }, "--set lr0: use --lr0"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"drop_steps", "10"}} }, "--set drop_steps: use --drops"},
-		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, cooldown, decay, decay_fraction, delta"},
+		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, cooldown, decay, decay_fraction, decay_from_switch, delta"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "x"}} }, "--set wd=x: not a finite number"},
 		{func(o *Options) { o.Batch = 1000 }, "--batch 1000: must be ≤ the 640 training examples"},
 		// The peers' keys are checked (every engine runs them).
