@@ -243,7 +243,7 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 	c.Constant = ConstantConfig{LR: lr0, Tau: sp.Tau}
 	c.Cosine = CosineConfig{LR: lr0}
 	c.WSD = WSDConfig{LR: lr0, DecayFraction: 0.2}
-	c.Tail = TailConfig{Fraction: 0.2}
+	c.Tail = TailConfig{Fraction: 0.2, FromSwitch: true}
 	c.Plateau = DefaultPlateau(lr0)
 	return c, nil
 }

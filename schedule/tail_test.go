@@ -57,6 +57,7 @@ func TestTailTrace(t *testing.T) {
 func TestTailIsSALSAUntilTheDecay(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(500, 0) // D = 100: the tail starts after step 400
+	c.Tail.FromSwitch = false
 	plain, _ := schedule.New("salsa", c)
 	budget, err := schedule.New("salsa-budget", c)
 	if err != nil {
@@ -129,7 +130,9 @@ func TestTailErrors(t *testing.T) {
 func TestTailFromSwitch(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(500, 0)
-	c.Tail.FromSwitch = true
+	if !c.Tail.FromSwitch {
+		t.Fatal("salsa-budget's default is not FromSwitch")
+	}
 	s := mustNewTail(t, c)
 	p := schedtest.NewProblem(3, 500)
 	sw, start := 0, 0.0
