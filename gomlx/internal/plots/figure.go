@@ -353,6 +353,28 @@ func (f *fig) render(c draw.Canvas) {
 	f.draw(c)
 }
 
+// renderLegendRight draws the figure on c with its legend in a column to
+// the right of the plot, outside the data: for a legend too tall to sit in
+// the data area (a profile of many methods) without stretching the axis.
+func (f *fig) renderLegendRight(c draw.Canvas) {
+	leg := f.Legend
+	w, _ := legendSize(&leg)
+	if w == 0 {
+		f.draw(c)
+		return
+	}
+	f.Legend = plot.NewLegend()
+	split := c.Max.X - w - legendGap
+	f.draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: c.Min, Max: vg.Point{X: split, Y: c.Max.Y}}})
+	dc := f.dataArea
+	f.Legend = leg
+	box := vg.Rectangle{Min: vg.Point{X: split, Y: dc.Min.Y}, Max: vg.Point{X: c.Max.X, Y: dc.Max.Y}}
+	f.legendBox = box
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	pad := vg.Point{X: legendPad, Y: legendPad}
+	leg.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: box.Min.Add(pad), Max: box.Max.Sub(pad)}})
+}
+
 // linTicks labels about six round values of a linear axis.
 type linTicks struct{}
 

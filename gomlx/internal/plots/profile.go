@@ -67,5 +67,5 @@ func DrawProfileTo(curves []ProfileCurve, rMax float64, tasks int, timeName, out
 	}
 	f.X.Min, f.X.Max = 1, rMax
 	f.padY([]float64{0, 1})
-	return d, d.save(out, "profile", figW, figH, f.render)
+	return d, d.save(out, "profile", figW, figH, f.renderLegendRight)
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Wall time of salsa-budget (from lr0 0.01) against the tuned shb-hand, run
+# alternately, side by side under the same load: the seconds= of each run's
+# final line, and the median ratio. Issue 9 asks for ≤ 1.10×.
+# Usage: bash scripts/walltime.sh [PAIRS]   (default 3 pairs per task)
+# NOBUILD=1 uses the bin/salsa there is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-3}
+[ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+secs() { ./bin/salsa train "$@" --no-plots --out "$tmp/r" 2>/dev/null | grep -o 'seconds=[0-9.]*' | cut -d= -f2; rm -rf "$tmp/r"; }
+echo "| task | shb-hand s | salsa-budget s | ratio |"
+echo "|---|---|---|---|"
+for task in logreg mlp cnn; do
+	case $task in
+	logreg) common=(--dataset mnist --model logreg --epochs 30); lr=0.1 ;;
+	mlp) common=(--dataset mnist --model mlp --limit 7680 --epochs 20); lr=1 ;;
+	cnn) common=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20); lr=1 ;;
+	esac
+	ratios=()
+	for i in $(seq "$pairs"); do
+		a=$(secs "${common[@]}" --method shb-hand --lr0 $lr)
+		b=$(secs "${common[@]}" --method salsa-budget --lr0 0.01)
+		ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b/a}')")
+		echo "| $task | $a | $b | ${ratios[-1]} |"
+	done
+	printf '%s\n' "${ratios[@]}" | sort -n | awk -v t=$task '{r[NR]=$1} END{printf "| %s | | median | **%.2f×** |\n", t, r[int((NR+1)/2)]}'
+done
