@@ -24,8 +24,10 @@ parity() {
 			[ -e "$dir/runs/$(basename "$r")" ] || cp -r "$r" "$dir/runs/"
 		done
 	fi
-	echo "== $name: salsa compare $* --start-lr0s $starts --seeds 3 --out $dir"
-	./bin/salsa compare "$@" --start-lr0s $starts --seeds 3 --no-plots --out "$dir" | tail -1
+	echo "== $name: salsa compare $* --seeds 3 --out $dir"
+	local st=(--start-lr0s $starts)
+	[[ " $* " == *" --start-lr0s "* ]] && st=()
+	./bin/salsa compare "$@" "${st[@]}" --seeds 3 --no-plots --out "$dir" | tail -1
 }
 
 logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
@@ -33,16 +35,20 @@ mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s
 for part in "${parts[@]}"; do
 	case $part in
 	logreg)
-		parity mnist-logreg - --methods salsa,salsa-budget,salsa-val,ssls,shb-hand "${logreg[@]}"
-		# the decay-to-zero at the SSLS-found rate: salsa-budget without SASA+'s drops
-		parity mnist-logreg-nodrop parity/mnist-logreg --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${logreg[@]}"
-		parity mnist-logreg-theta parity/mnist-logreg --methods salsa,salsa-budget,shb-hand --sweep theta=0.25,0.5 "${logreg[@]}"
+		parity mnist-logreg - --methods salsa,salsa-val,ssls,shb-hand "${logreg[@]}"
+		# salsa-budget's two decays: over the last 20% of the budget (0), from the switch (1)
+		parity mnist-logreg-from parity/mnist-logreg --methods salsa-budget,shb-hand --sweep decay_from_switch=0,1 "${logreg[@]}"
+		# the decay to 0 from the SSLS-found rate: salsa-budget without SASA+'s drops
+		parity mnist-logreg-nodrop-from parity/mnist-logreg --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${logreg[@]}"
+		parity mnist-logreg-slope parity/mnist-logreg --methods slope,shb-hand "${logreg[@]}" --start-lr0s 0.5
+		parity mnist-logreg-theta parity/mnist-logreg --methods salsa,shb-hand --sweep theta=0.25,0.5 "${logreg[@]}"
 		parity mnist-logreg-nmin parity/mnist-logreg --methods salsa,shb-hand --sweep nmin=100,2000 "${logreg[@]}"
-		parity mnist-logreg-wd0 - --methods salsa,salsa-budget,shb-hand --set wd=0 "${logreg[@]}"
+		parity mnist-logreg-wd0 - --methods salsa,shb-hand --set wd=0 "${logreg[@]}"
+		parity mnist-logreg-wd0-from parity/mnist-logreg-wd0 --methods salsa-budget,shb-hand --set wd=0 --sweep decay_from_switch=0,1 "${logreg[@]}"
 		;;
 	mlp)
-		parity mnist-mlp compare/mnist-mlp --methods salsa,salsa-budget,shb-hand "${mlp[@]}"
-		parity mnist-mlp-nodrop compare/mnist-mlp --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${mlp[@]}"
+		parity mnist-mlp-from compare/mnist-mlp --methods salsa,salsa-budget,shb-hand --sweep decay_from_switch=0,1 "${mlp[@]}"
+		parity mnist-mlp-nodrop-from compare/mnist-mlp --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${mlp[@]}"
 		;;
 	deep)
 		parity fashion-mnist-cnn compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --dataset fashion-mnist --model cnn \

@@ -51,7 +51,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Preset, "preset", "paper", "defaults: paper or statopt")
 	fs.StringVar(&cfg.Engine, "engine", "auto", "engine: auto, gomlx or native")
 	fs.IntVar(&cfg.Limit, "limit", 0, "train on the first `N` training examples (tokens) only (0: all)")
-	fs.IntVar(&cfg.TestLimit, "test-limit", 0, "evaluate on the first `N` test examples (tokens) only (0: all)")
+	fs.IntVar(&cfg.TestLimit, "test-limit", 0, "evaluate on the first `N` test examples (tokens; for a text, of its validation split too) only (0: all)")
 	var sets setFlags
 	fs.Var(&sets, "set", "`key=value` hyperparameter, repeatable, for the methods it applies to (see 'salsa help train')")
 	sweep := fs.String("sweep", "", "`key=v1,v2,...`: a row per value of a --set key, for the methods it applies to (rows named method[key=v])")

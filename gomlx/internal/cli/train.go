@@ -144,7 +144,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, else gomlx), gomlx or native")
 	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
 	fs.IntVar(&o.Limit, "limit", 0, "train on the first `N` training examples (tokens for a text) only, for a quick try (0: all)")
-	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first `N` test examples (tokens for a text) only, to make each epoch's test cheaper (0: all)")
+	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first `N` test examples (tokens for a text, whose validation split it limits too) only, to make each epoch's evaluation cheaper (0: all)")
 	var drops intList
 	fs.Var(&drops, "drops", "shb-hand: comma-separated `epochs` after which the rate is cut by τ (default: after one and two thirds of --epochs)")
 	var sets setFlags

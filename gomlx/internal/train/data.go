@@ -140,8 +140,8 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 		c := src.Text
 		v := len(c.Vocab)
 		train = &Split{Tokens: c.Train[:p.NTrain], Labels: v}
-		if len(c.Valid) > 0 {
-			val = &Split{Tokens: c.Valid, Labels: v}
+		if len(c.Valid) > 0 { // --test-limit makes each epoch's validation cheaper too
+			val = &Split{Tokens: limit(c.Valid, p.Options.TestLimit), Labels: v}
 		}
 		if len(c.Test) > 0 {
 			test = &Split{Tokens: limit(c.Test, p.Options.TestLimit), Labels: v}

@@ -83,7 +83,8 @@ type Options struct {
 	// only, for a quick try.
 	Limit int `json:"limit,omitempty"`
 	// TestLimit > 0 evaluates on the first TestLimit test examples (or
-	// tokens) only, to make each epoch's evaluation cheaper.
+	// tokens; a text's validation split is cut to as many tokens too) only,
+	// to make each epoch's evaluation cheaper.
 	TestLimit int `json:"test_limit,omitempty"`
 	// Sets are the --set key=value pairs, in order: the keys of setKeys
 	// and schedule.Keys().

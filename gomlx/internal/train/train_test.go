@@ -318,8 +318,8 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
-// --limit and --test-limit cut the training and test splits, and the plan
-// records the sizes that run.
+// --limit and --test-limit cut the training and test splits (and a text's
+// validation split), and the plan records the sizes that run.
 func TestSplitsLimits(t *testing.T) {
 	src := &Source{Text: &data.Corpus{Vocab: []string{"a", "b"}, Train: make([]int, 1000), Valid: make([]int, 30), Test: make([]int, 40)}}
 	o := Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 25}
@@ -331,13 +331,13 @@ func TestSplitsLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.N() != 500 || val.N() != 30 || test.N() != 25 || p.NTest != 25 {
-		t.Errorf("text: train %d val %d test %d (plan %d), want 500 30 25 (25)", tr.N(), val.N(), test.N(), p.NTest)
+	if tr.N() != 500 || val.N() != 25 || test.N() != 25 || p.NTest != 25 {
+		t.Errorf("text: train %d val %d test %d (plan %d), want 500 25 25 (25): --test-limit cuts the validation split too", tr.N(), val.N(), test.N(), p.NTest)
 	}
 	o.TestLimit = 0
 	p, _ = NewPlan(o, src.NTrain())
-	if _, _, test, _ = Splits(src, p); test.N() != 40 || p.NTest != 40 {
-		t.Errorf("text without --test-limit: test %d (plan %d), want 40", test.N(), p.NTest)
+	if _, val, test, _ = Splits(src, p); test.N() != 40 || val.N() != 30 || p.NTest != 40 {
+		t.Errorf("text without --test-limit: val %d test %d (plan %d), want 30 40", val.N(), test.N(), p.NTest)
 	}
 
 	img := &Source{Images: data.SyntheticCIFAR10(1)}
