@@ -54,7 +54,9 @@ for part in "${parts[@]}"; do
 		parity fashion-mnist-cnn compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --dataset fashion-mnist --model cnn \
 			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		parity tinyshakespeare-lstm compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --dataset tinyshakespeare --model lstm \
-			--limit 25000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
+			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
+		parity tinyshakespeare-lstm-fraction compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --set decay_from_switch=0 --dataset tinyshakespeare --model lstm \
+			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
 		parity fashion-mnist-resnet20 compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand --dataset fashion-mnist --model resnet20 \
 			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		;;
