@@ -119,6 +119,9 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 	case "cosine", "wsd":
 		fmt.Fprintf(stderr, "warning: --epochs: %s keeps the budget it was given for --epochs %d (%d steps); the steps past it keep its last rate\n",
 			ro.Method, ro.Epochs, p.Schedule.Cosine.Steps)
+	case "salsa-budget":
+		fmt.Fprintf(stderr, "warning: --epochs: salsa-budget keeps the budget it was given for --epochs %d (%d steps); the steps past it keep its last rate, near 0\n",
+			ro.Epochs, p.Schedule.Tail.Steps)
 	}
 	p.Options.Epochs = o.Epochs
 	return nil

@@ -96,7 +96,7 @@ func TestTrainPeersResume(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}
 	cut := func(s string) string { return s[:max(0, strings.Index(s, " seconds="))] }
-	for _, method := range []string{"schedule-free-adamw", "prodigy", "cosine", "dog", "plateau"} {
+	for _, method := range []string{"schedule-free-adamw", "prodigy", "cosine", "dog", "plateau", "salsa-budget"} {
 		a, b := t.TempDir(), t.TempDir()
 		code, outA, errs := run(t, peerArgs(method, a, "--epochs", "2")...)
 		if code != 0 {
@@ -122,5 +122,18 @@ func TestTrainPeersResume(t *testing.T) {
 				t.Errorf("%s: %s differs after resuming", method, f)
 			}
 		}
+	}
+}
+
+// TestSalsaBudgetExtendWarns: extending a finished salsa-budget run with
+// --resume --epochs says that the budget stays the one it was given.
+func TestSalsaBudgetExtendWarns(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, peerArgs("salsa-budget", dir, "--epochs", "1")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs := run(t, "train", "--resume", "--out", dir, "--epochs", "2", "--no-plots")
+	if code != 0 || !strings.Contains(errs, "warning: --epochs: salsa-budget keeps the budget it was given for --epochs 1 (") {
+		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
