@@ -56,8 +56,12 @@ func checkMinLR(field string, v, lr float64) error {
 }
 
 // decaySteps is D.
-func (c WSDConfig) decaySteps() int {
-	return max(1, int(math.Round(c.DecayFraction*float64(c.Steps))))
+func (c WSDConfig) decaySteps() int { return decayLen(c.DecayFraction, c.Steps) }
+
+// decayLen is the length of a decay over the share fraction of a budget of
+// steps steps, at least one step: max(1, round(fraction·steps)).
+func decayLen(fraction float64, steps int) int {
+	return max(1, int(math.Round(fraction*float64(steps))))
 }
 
 // Validate reports the first invalid field.

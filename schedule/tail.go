@@ -33,9 +33,7 @@ type Switcher interface {
 }
 
 // decaySteps is D.
-func (c TailConfig) decaySteps() int {
-	return max(1, int(math.Round(c.Fraction*float64(c.Steps))))
-}
+func (c TailConfig) decaySteps() int { return decayLen(c.Fraction, c.Steps) }
 
 // Validate reports the first invalid field.
 func (c TailConfig) Validate() error {

@@ -43,6 +43,7 @@ var (
 	colStd        = fcol("std", func(e *schedule.Event) *float64 { return &e.Std })
 	colDof        = icol("dof", func(e *schedule.Event) *int { return &e.Dof })
 	colReason     = scol("reason", func(e *schedule.Event) *string { return &e.Reason })
+	colNewLR      = fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR })
 )
 
 // eventColumns lists, per kind, the columns after `step,kind`.
@@ -59,9 +60,9 @@ var eventColumns = map[schedule.Kind][]column{
 		bcol("decreasing", func(e *schedule.Event) *bool { return &e.Decreasing }),
 		colCount},
 	// A drop's reason is not a column: the reference rows are step,drop,new_lr.
-	schedule.KindDrop:   {fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR })},
+	schedule.KindDrop:   {colNewLR},
 	schedule.KindSwitch: {colReason},
-	schedule.KindDecay:  {fcol("new_lr", func(e *schedule.Event) *float64 { return &e.NewLR }), colReason},
+	schedule.KindDecay:  {colNewLR, colReason},
 	schedule.KindEquivalenceTest: {colMean, colLower, colUpper,
 		fcol("margin", func(e *schedule.Event) *float64 { return &e.Margin }),
 		colStationary, colCount, colStd, colDof},

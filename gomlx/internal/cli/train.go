@@ -116,12 +116,9 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 		fmt.Fprintf(stderr, "warning: --epochs: shb-hand keeps the cuts it was given for --epochs %d (after epochs %v)\n", ro.Epochs, ro.Drops)
 	case "adam-warmup":
 		fmt.Fprintf(stderr, "warning: --epochs: adam-warmup keeps the warmup it was given for --epochs %d (%.3g epochs)\n", ro.Epochs, p.WarmupEpochs)
-	case "cosine", "wsd":
+	case "cosine", "wsd", "salsa-budget": // SetBudget gives the three the same budget
 		fmt.Fprintf(stderr, "warning: --epochs: %s keeps the budget it was given for --epochs %d (%d steps); the steps past it keep its last rate\n",
-			ro.Method, ro.Epochs, p.Schedule.Cosine.Steps)
-	case "salsa-budget":
-		fmt.Fprintf(stderr, "warning: --epochs: salsa-budget keeps the budget it was given for --epochs %d (%d steps); the steps past it keep its last rate, near 0\n",
-			ro.Epochs, p.Schedule.Tail.Steps)
+			ro.Method, ro.Epochs, p.Schedule.Tail.Steps)
 	}
 	p.Options.Epochs = o.Epochs
 	return nil

@@ -339,10 +339,16 @@ func (f *fig) draw(c draw.Canvas) {
 	}
 	f.Legend = leg
 	box, _ := f.bestSpot(dc, w, h)
-	f.legendBox = box
 	c.SetColor(color.NRGBA{R: 255, G: 255, B: 255, A: 215})
 	c.Fill(box.Path())
-	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, false, 0, 0
+	f.drawLegend(c, leg, box, false)
+}
+
+// drawLegend draws leg inside box, less the padding, aligned to its top
+// (and left if left), and records the box.
+func (f *fig) drawLegend(c draw.Canvas, leg plot.Legend, box vg.Rectangle, left bool) {
+	f.legendBox = box
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, left, 0, 0
 	pad := vg.Point{X: legendPad, Y: legendPad}
 	leg.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: box.Min.Add(pad), Max: box.Max.Sub(pad)}})
 }
@@ -368,11 +374,7 @@ func (f *fig) renderLegendRight(c draw.Canvas) {
 	f.draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: c.Min, Max: vg.Point{X: split, Y: c.Max.Y}}})
 	dc := f.dataArea
 	f.Legend = leg
-	box := vg.Rectangle{Min: vg.Point{X: split, Y: dc.Min.Y}, Max: vg.Point{X: c.Max.X, Y: dc.Max.Y}}
-	f.legendBox = box
-	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
-	pad := vg.Point{X: legendPad, Y: legendPad}
-	leg.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{Min: box.Min.Add(pad), Max: box.Max.Sub(pad)}})
+	f.drawLegend(c, leg, vg.Rectangle{Min: vg.Point{X: split, Y: dc.Min.Y}, Max: vg.Point{X: c.Max.X, Y: dc.Max.Y}}, true)
 }
 
 // linTicks labels about six round values of a linear axis.

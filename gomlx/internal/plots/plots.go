@@ -761,19 +761,20 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 			f.Legend.Add("drop", drops)
 		}
 	}
-	if len(sw.xs) > 0 {
-		f.Add(sw)
-		f.labelled = append(f.labelled, sw)
-		if withLegend {
-			f.Legend.Add("switch", sw)
-		}
+	f.addLabelledRules(sw, "switch", withLegend)
+	f.addLabelledRules(decay, "decay", withLegend)
+}
+
+// addLabelledRules adds rules whose labels the figure places (f.labelled),
+// with a legend entry if withLegend; nothing if there are none.
+func (f *fig) addLabelledRules(r rules, name string, withLegend bool) {
+	if len(r.xs) == 0 {
+		return
 	}
-	if len(decay.xs) > 0 {
-		f.Add(decay)
-		f.labelled = append(f.labelled, decay)
-		if withLegend {
-			f.Legend.Add("decay", decay)
-		}
+	f.Add(r)
+	f.labelled = append(f.labelled, r)
+	if withLegend {
+		f.Legend.Add(name, r)
 	}
 }
 
