@@ -61,6 +61,12 @@ type Config struct {
 	// 0 turns clipping off.
 	ClipNorm float64
 
+	// SearchAlongD makes [Trainer.Trial] evaluate f(x − η·d) with the
+	// direction d_k the update will take (QHM: (1−ν)g + ν(βh + (1−β)g)),
+	// and [Trainer.Grad] return ⟨g,d⟩ instead of ‖g‖²: the line search of
+	// [schedule.AlongD]. Only the QHM direction has it.
+	SearchAlongD bool
+
 	// Host configures the Host direction (a pointer, so that Config stays
 	// comparable).
 	Host *HostConfig
@@ -97,6 +103,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("salsagomlx: Config.WeightDecay = %v: must be finite and >= 0", c.WeightDecay)
 	case !(c.ClipNorm >= 0) || math.IsInf(c.ClipNorm, 0):
 		return fmt.Errorf("salsagomlx: Config.ClipNorm = %v: must be finite and >= 0 (0 turns clipping off)", c.ClipNorm)
+	}
+	if c.SearchAlongD && c.Direction != QHM {
+		return fmt.Errorf("salsagomlx: Config.SearchAlongD with Direction %v: only QHM searches along d", c.Direction)
 	}
 	switch c.Direction {
 	case QHM:

@@ -267,11 +267,42 @@ func (t *Trainer) gradGraph(s *model.Scope, x, y *Node) (*Node, *Node) {
 	for i, v := range vs {
 		t.stateVar("g", v).SetNodeValue(gs[i])
 	}
+	ss := gs
+	if t.cfg.SearchAlongD {
+		// s = d_k as the update will compute it, kept for the trials.
+		ss = make([]*Node, len(vs))
+		for i, v := range vs {
+			ss[i] = t.previewD(v, gs[i])
+			t.stateVar("s", v).SetNodeValue(ss[i])
+		}
+	}
 	t.scratch(scratchRNG, p.rng.Shape()).SetNodeValue(p.rng)
 	if p.state != nil {
 		t.scratch(scratchState, p.state.Shape()).SetNodeValue(p.state)
 	}
-	return loss, perTensorDots(gs, gs)
+	return loss, perTensorDots(gs, ss)
+}
+
+// searchVar names the state holding the search direction: g, or s = d_k.
+func (t *Trainer) searchVar() string {
+	if t.cfg.SearchAlongD {
+		return "s"
+	}
+	return "g"
+}
+
+// previewD returns the QHM direction d = (1−ν)g + ν(βh + (1−β)g) that the
+// update will take from g, without changing h.
+func (t *Trainer) previewD(v *model.Variable, gr *Node) *Node {
+	beta, nu := t.cfg.Beta, t.cfg.Nu
+	if beta == 0 || nu == 0 {
+		return gr
+	}
+	h := Add(MulScalar(t.stateVar("h", v).NodeValue(gr.Graph()), beta), MulScalar(gr, 1-beta))
+	if nu == 1 {
+		return h
+	}
+	return Add(MulScalar(gr, 1-nu), MulScalar(h, nu))
 }
 
 // trialGraph is f(x − η·g) + L2 on the step's batch: in training mode like
@@ -296,7 +327,7 @@ func (t *Trainer) trialGraph(s *model.Scope, x, y, eta *Node) *Node {
 	vars = append(vars, bound{t.rngVar, t.rngVar.NodeValue(g)})
 	trialXs := make([]*Node, len(t.trainable))
 	for i, v := range t.trainable {
-		gv := t.stateVar("g", v).NodeValue(g)
+		gv := t.stateVar(t.searchVar(), v).NodeValue(g)
 		trialXs[i] = Sub(v.NodeValue(g), Mul(ConvertDType(eta, gv.DType()), gv))
 		v.SetNodeValue(trialXs[i])
 	}

@@ -22,7 +22,7 @@ import (
 const (
 	scratchInput = scratchScope + "/input" // /salsa/scratch/input/<i>
 	scratchLabel = scratchScope + "/label" // /salsa/scratch/label/<i>
-	stepGGVar    = stepScope + "/gg"       // [‖g_{k,i}‖²]_i, one per tensor
+	stepGGVar    = stepScope + "/gg"       // [⟨g_{k,i},s_{k,i}⟩]_i, one per tensor
 )
 
 // SchedulerParam is the store parameter (scope "/salsa", key "scheduler")
@@ -248,8 +248,16 @@ func (o *Optimizer) searchGraph(scope *model.Scope, g *Graph, loss *Node, vs []*
 	}
 	gs := o.t.clipAndDecay(vs, xs, Gradient(loss, xs...))
 	fullLoss := Add(loss, ConvertDType(o.t.l2(vs, xs), loss.DType()))
+	ss := gs // the search direction s: g, or d_k with Config.SearchAlongD
+	if o.t.cfg.SearchAlongD {
+		ss = make([]*Node, len(vs))
+	}
 	for i, v := range vs {
 		o.t.stateVar("g", v).SetNodeValue(gs[i])
+		if o.t.cfg.SearchAlongD {
+			ss[i] = o.t.previewD(v, gs[i])
+			o.t.stateVar("s", v).SetNodeValue(ss[i])
+		}
 	}
 	o.t.trainable = vs
 	o.t.scratch(scratchRNG, c.rng.Shape()).SetNodeValue(c.rng)
@@ -266,14 +274,14 @@ func (o *Optimizer) searchGraph(scope *model.Scope, g *Graph, loss *Node, vs []*
 	keep(scratchInput, c.inputs)
 	keep(scratchLabel, c.labels)
 	o.spec, o.nInputs, o.nLabels = c.spec, len(c.inputs), len(c.labels)
-	gg := perTensorDots(gs, gs)
+	gg := perTensorDots(gs, ss)
 	store := o.t.store
 	store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
 	store.VariableWithShape(stepGGVar, gg.Shape(), Zeros).SetTrainable(false).SetNodeValue(gg)
 	_ = scope
 }
 
-// trialLoopGraph is f(x − η·g) + L2 on the kept batch, with the kept RNG
+// trialLoopGraph is f(x − η·s) + L2 (s: g, or d_k) on the kept batch, with the kept RNG
 // state, in training mode: the function of x whose value at η = 0 is the
 // loss the train step computed. It changes no variable.
 func (o *Optimizer) trialLoopGraph(scope *model.Scope, eta *Node) *Node {
@@ -286,7 +294,7 @@ func (o *Optimizer) trialLoopGraph(scope *model.Scope, eta *Node) *Node {
 	}
 	trialXs := make([]*Node, len(t.trainable))
 	for i, v := range t.trainable {
-		gv := t.stateVar("g", v).NodeValue(g)
+		gv := t.stateVar(t.searchVar(), v).NodeValue(g)
 		trialXs[i] = Sub(v.NodeValue(g), Mul(ConvertDType(eta, gv.DType()), gv))
 		v.SetNodeValue(trialXs[i])
 	}

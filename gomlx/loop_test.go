@@ -27,11 +27,17 @@ import (
 )
 
 // testSALSA is SALSA with short windows, switching to SASA+ at step
-// switchAt (0: by its own tests).
+// switchAt (0: by its own tests), its line search along g.
 func testSALSA(t *testing.T, lr0 float64, switchAt int) *schedule.SALSA {
 	t.Helper()
+	return testSALSAAlong(t, lr0, switchAt, schedule.AlongG)
+}
+
+// testSALSAAlong is testSALSA with its line search along the given direction.
+func testSALSAAlong(t *testing.T, lr0 float64, switchAt int, along schedule.Along) *schedule.SALSA {
+	t.Helper()
 	s, err := schedule.NewSALSA(schedule.SALSAConfig{
-		SSLS:          schedule.SSLSConfig{LR0: lr0, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: 0.1, M: 2},
+		SSLS:          schedule.SSLSConfig{LR0: lr0, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: 0.1, M: 2, SearchAlong: along},
 		SASAPlus:      schedule.SASAPlusConfig{LR0: lr0, Theta: 0.5, Delta: 0.05, Tau: 0.1, NMin: 20, KTest: 10, Variance: stats.BM},
 		Slope:         schedule.SlopeConfig{Theta: 0.5, Delta: 0.05, NMin: 20, KTest: 10},
 		ForceSwitchAt: switchAt,
@@ -48,8 +54,14 @@ func testSALSA(t *testing.T, lr0 float64, switchAt int) *schedule.SALSA {
 // Every step must agree: the loss, ‖g‖², the line search's trials (through
 // the learning rate they give), ⟨x⁺,d⟩, ‖d‖² and the scheduler's decisions,
 // across SALSA's switch from SSLS to SASA+ (which recompiles the train
-// graph once) and its drops.
+// graph once) and its drops; with the line search along g, and along d
+// (Config.SearchAlongD).
 func TestNewTrainerMatchesTrainer(t *testing.T) {
+	t.Run("along-g", func(t *testing.T) { newTrainerMatchesTrainer(t, schedule.AlongG) })
+	t.Run("along-d", func(t *testing.T) { newTrainerMatchesTrainer(t, schedule.AlongD) })
+}
+
+func newTrainerMatchesTrainer(t *testing.T, along schedule.Along) {
 	const in, out, batch, steps, switchAt = 4, 3, 16, 300, 60
 	r := rand.New(rand.NewPCG(3, 4))
 	w0 := make([]float32, in*out)
@@ -57,7 +69,7 @@ func TestNewTrainerMatchesTrainer(t *testing.T) {
 		w0[i] = float32(0.3 * r.NormFloat64())
 	}
 	backend := gobackend.GetBackend()
-	cfg := Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 1e-3}
+	cfg := Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 1e-3, SearchAlongD: along == schedule.AlongD}
 
 	store := model.NewStore()
 	opt, err := NewOptimizer(store, cfg)
@@ -66,7 +78,7 @@ func TestNewTrainerMatchesTrainer(t *testing.T) {
 	}
 	trainer := NewTrainer(backend, store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)), meanCE, opt, nil, nil)
 	loop := train.NewLoop(trainer)
-	sa := testSALSA(t, 0.1, switchAt)
+	sa := testSALSAAlong(t, 0.1, switchAt, along)
 	if err := opt.Attach(loop, sa); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +99,7 @@ func TestNewTrainerMatchesTrainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := testSALSA(t, 0.1, switchAt)
+	sb := testSALSAAlong(t, 0.1, switchAt, along)
 	rb := rand.New(rand.NewPCG(5, 6))
 	var recB []stepRecord
 	for k := 0; k < steps; k++ {
@@ -371,4 +383,34 @@ func TestLoopTrialAtZeroIsTheLoss(t *testing.T) {
 		}
 	}
 	t.Logf("losses %.4f … %.4f", p.loss[0], p.loss[19])
+}
+
+// A scheduler whose line search runs along d cannot drive a Trainer or an
+// Optimizer that evaluates trials along g, and the other way round.
+func TestSearchDirectionMustAgree(t *testing.T) {
+	backend := gobackend.GetBackend()
+	w0 := make([]float32, 4*3)
+	for _, along := range []schedule.Along{schedule.AlongG, schedule.AlongD} {
+		cfg := Config{LR: 0.1, Beta: 0.9, Nu: 1, SearchAlongD: along == schedule.AlongG} // the other one
+		tr, err := New(backend, model.NewStore(), fixedLinear(w0, 4, 3), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := toyData(rand.New(rand.NewPCG(1, 2)), 8)
+		_, _, err = tr.Run(testSALSAAlong(t, 0.1, 0, along), tensors.FromFlatDataAndDimensions(x, 8, 4), tensors.FromFlatDataAndDimensions(y, 8))
+		if err == nil || !strings.Contains(err.Error(), "must agree") {
+			t.Errorf("Trainer.Run with a search along %v and SearchAlongD %v: error %v, want one saying they must agree", along, cfg.SearchAlongD, err)
+		}
+
+		store := model.NewStore()
+		opt, err := NewOptimizer(store, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trainer := NewTrainer(backend, store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, 4, 3)), meanCE, opt, nil, nil)
+		err = opt.Attach(train.NewLoop(trainer), testSALSAAlong(t, 0.1, 0, along))
+		if err == nil || !strings.Contains(err.Error(), "must agree") {
+			t.Errorf("Attach with a search along %v and SearchAlongD %v: error %v, want one saying they must agree", along, cfg.SearchAlongD, err)
+		}
+	}
 }

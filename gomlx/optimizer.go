@@ -282,7 +282,7 @@ func (o *Optimizer) canSearch(s schedule.Scheduler) error {
 			"compute since it does not see the inputs: build the train.Trainer with salsagomlx.NewTrainer, "+
 			"or use salsagomlx.Trainer", s.Name(), s.Step()+1)
 	}
-	return nil
+	return o.t.checkAlong(s)
 }
 
 // AfterStep closes with s the step the trainer has just made: it reads the

@@ -8,9 +8,10 @@
 // next step, evaluated where its method says: [Trainer.BeginEval]), and the
 // learning rate α as a scalar variable set from the host between steps, so a
 // change of α never recompiles. Each step returns to the host what the
-// scheduler protocol needs: the loss f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨g_k,g_k⟩ for
-// the line search along g (ls_dir='g'), and after the update ⟨x_{k+1},d_k⟩
-// and ‖d_k‖² for SASA+'s Δ_k.
+// scheduler protocol needs: the loss f_ξk(x_k) + 0.5·wd·‖x_k‖², ⟨g_k,s_k⟩ for
+// the line search along s_k (g_k, statopt's ls_dir='g'; or d_k with
+// [Config.SearchAlongD]), and after the update ⟨x_{k+1},d_k⟩ and ‖d_k‖² for
+// SASA+'s Δ_k.
 //
 // The line search needs one loss function of x on the step's mini-batch:
 // the loss at x_k and every trial f(x_k − η·g) are computed in training
@@ -85,7 +86,7 @@ type Trainer struct {
 
 	plain  *model.Exec // fused step: loss only
 	stats  *model.Exec // fused step: loss, ⟨x⁺,d⟩, ‖d‖² per tensor
-	grad   *model.Exec // phase 1: loss, ‖g‖² per tensor; g kept in variables
+	grad   *model.Exec // phase 1: loss, ⟨g,s⟩ per tensor; g (and s) kept in variables
 	trial  *model.Exec // f(x − η·g) + L2 on a batch, nothing changed
 	update *model.Exec // phase 2: x ← x − α·d from the kept g; ⟨x⁺,d⟩, ‖d‖²
 	eval   *model.Exec // per-example cross-entropy and argmax, eval mode
@@ -299,7 +300,7 @@ func (t *Trainer) Step(x, labels *tensors.Tensor) (loss float64, err error) {
 // Stats holds what one step returns to the host.
 type Stats struct {
 	Loss float64 // f_ξk(x_k) + 0.5·wd·‖x_k‖²
-	GG   float64 // ⟨g_k, g_k⟩; only from [Trainer.Grad]
+	GG   float64 // ⟨g_k, s_k⟩ (‖g_k‖² along g); only from [Trainer.Grad]
 	X1D  float64 // ⟨x_{k+1}, d_k⟩
 	D2   float64 // ‖d_k‖²
 }
@@ -326,8 +327,9 @@ func (t *Trainer) StepStats(x, labels *tensors.Tensor) (Stats, error) {
 // g_k, the RNG state and the recurrent state the model started from for
 // [Trainer.Trial] and [Trainer.Update]; x is not changed. Batch-norm
 // running statistics, the RNG and the carried state advance as in a
-// training step.
-func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gg float64, err error) {
+// training step. gs is ⟨g_k, s_k⟩ with s_k the search direction: ‖g_k‖², or
+// ⟨g_k, d_k⟩ with [Config.SearchAlongD].
+func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gs float64, err error) {
 	if t.host.inEval {
 		return 0, 0, errors.New("salsagomlx: a training step between BeginEval and EndEval")
 	}
@@ -339,8 +341,8 @@ func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gg float64, err error) 
 	return scalar(out[0]), sum(out[1]), nil
 }
 
-// Trial returns f_ξ(x − η·g) + L2 on the batch with g from the last
-// [Trainer.Grad]: the same function of x as the loss Grad returned (training
+// Trial returns f_ξ(x − η·s) + L2 on the batch with s (g, or d_k with
+// [Config.SearchAlongD]) from the last [Trainer.Grad]: the same function of x as the loss Grad returned (training
 // mode, same dropout mask, same recurrent state), so that Trial at η = 0 is
 // that loss. It changes no variable.
 func (t *Trainer) Trial(x, labels *tensors.Tensor, eta float64) (float64, error) {
@@ -399,6 +401,9 @@ func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule
 		return res, st, err
 	}
 	var st Stats
+	if err := t.checkAlong(s); err != nil {
+		return schedule.Result{}, Stats{}, err
+	}
 	var err error
 	if st.Loss, st.GG, err = t.Grad(x, labels); err != nil {
 		return schedule.Result{}, Stats{}, err
@@ -518,4 +523,32 @@ func evalSums(ce, pred, labels *tensors.Tensor) (lossSum float64, correct int, e
 		return 0, 0, fmt.Errorf("salsagomlx: labels: %w", err)
 	}
 	return lossSum, correct, nil
+}
+
+// checkAlong returns an error when s's line search is configured along
+// another direction than Config.SearchAlongD evaluates: the scheduler
+// would compare trial losses along one direction with ⟨g,s⟩ of another.
+func (t *Trainer) checkAlong(s schedule.Scheduler) error {
+	along, ok := searchAlong(s)
+	if ok && (along == schedule.AlongD) != t.cfg.SearchAlongD {
+		return fmt.Errorf("salsagomlx: scheduler %s searches along %v (SSLSConfig.SearchAlong) and Config.SearchAlongD is %v: "+
+			"they must agree", s.Name(), along, t.cfg.SearchAlongD)
+	}
+	return nil
+}
+
+// searchAlong returns the line-search direction of the SSLS inside s, when
+// s is or wraps one.
+func searchAlong(s schedule.Scheduler) (schedule.Along, bool) {
+	switch v := s.(type) {
+	case *schedule.SSLS:
+		return v.Config().SearchAlong, true
+	case *schedule.SALSA:
+		return v.Config().SSLS.SearchAlong, true
+	case *schedule.Tail:
+		return searchAlong(v.Inner())
+	case *schedule.WithValidation:
+		return searchAlong(v.Inner())
+	}
+	return 0, false
 }

@@ -390,3 +390,63 @@ func TestTrialAtZeroDeepModels(t *testing.T) {
 		}
 	}
 }
+
+// With SearchAlongD the trial at η is the loss at the point the update at
+// rate η reaches, x − η·d_k, and Grad returns ⟨g,d_k⟩; along g the same
+// trial misses that point once momentum builds up.
+func TestTrialAlongD(t *testing.T) {
+	net := func(scope *model.Scope, x *Node) *Node {
+		h := layers.DenseWithBias(scope.In("d1"), x, 8)
+		return layers.DenseWithBias(scope.In("d2"), Max(h, ZerosLike(h)), 3)
+	}
+	const lr, beta, nu = 0.2, 0.9, 0.7
+	for _, alongD := range []bool{true, false} {
+		store := model.NewStore()
+		if err := store.SetRNGStateFromSeed(3); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(gobackend.GetBackend(), store, net,
+			Config{LR: lr, Beta: beta, Nu: nu, WeightDecay: 1e-2, SearchAlongD: alongD})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(4, 5))
+		misses := 0
+		for step := 0; step < 4; step++ {
+			X, y := randBatch(r, 32, 5, 3)
+			xt, yt := tensorsOf(X, y, 5)
+			_, gs, err := tr.Grad(xt, yt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := tr.Trial(xt, yt, lr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, d2, err := tr.Update()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if step == 0 && alongD {
+				// h starts at 0: d = (1−ν)g + ν(1−β)g = a·g, so ⟨g,d⟩ = ‖d‖²/a.
+				a := (1 - nu) + nu*(1-beta)
+				if !near(gs, d2/a, 1e-5) {
+					t.Errorf("step 0: Grad's ⟨g,d⟩ = %v, want ‖d‖²/%v = %v", gs, a, d2/a)
+				}
+			}
+			after, _, err := tr.Grad(xt, yt) // the loss at x − lr·d on the same batch
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(f, after, 1e-5) {
+				misses++
+				if alongD {
+					t.Errorf("step %d: trial at η = α is %v, the loss after the update %v", step, f, after)
+				}
+			}
+		}
+		if !alongD && misses == 0 {
+			t.Errorf("along g the trial matched the update's point at every step: the test cannot tell the directions apart")
+		}
+	}
+}

@@ -145,7 +145,7 @@ var setters = map[string]setter{
 	"decay_from_switch": bkey("salsa-budget: begin the linear decay to 0 at SALSA's switch (1, the default), or at the last decay_fraction of the budget only (0)", func(c *Config) []*bool { return []*bool{&c.Tail.FromSwitch} }),
 	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
-	"ls_dir":            {help: "SSLS line-search direction: g or d"},
+	"ls_dir":            {help: "SSLS line-search direction: g (Algorithm 2, statopt) or d (the update's direction d_k)"},
 	"drop_steps":        {help: "constant-and-cut drop steps, comma-separated"},
 }
 

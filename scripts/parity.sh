@@ -5,13 +5,14 @@
 # Each measurement is a salsa compare directory in runs/parity/<name>; the
 # tuned grid's runs are copied from a directory that has them (the same task,
 # the same settings), so that it is trained once.
-# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep heldout)
+# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum heldout heldout-peers)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
 [ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
 starts=0.001,0.01,0.1
+peers=adam-warmup,schedule-free-sgd,schedule-free-adamw,prodigy,dadapt-sgd,dog
 
 # parity NAME FROM ARGS...: salsa compare into runs/parity/NAME, with the
 # shb-hand runs of runs/FROM/runs copied first (FROM "-": none).
@@ -26,7 +27,8 @@ parity() {
 	fi
 	echo "== $name: salsa compare $* --seeds 3 --out $dir"
 	local st=(--start-lr0s $starts)
-	[[ " $* " == *" --start-lr0s "* ]] && st=()
+	# the peers run untuned, at their authors' defaults: no start rates
+	[[ " $* " == *" --start-lr0s "* || -n "${PEERS:-}" ]] && st=()
 	./bin/salsa compare "$@" "${st[@]}" --seeds 3 --no-plots --out "$dir" | tail -1
 }
 
@@ -60,12 +62,26 @@ for part in "${parts[@]}"; do
 		parity fashion-mnist-resnet20 compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand --dataset fashion-mnist --model resnet20 \
 			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		;;
-	heldout) # docs/parity/heldout.md, written before any tuning
+	momentum) # the line search along the update's direction d_k (ls_dir=d) instead of g
+		parity mnist-logreg-alongd parity/mnist-logreg --methods salsa-budget,shb-hand --set ls_dir=d "${logreg[@]}"
+		parity mnist-mlp-alongd compare/mnist-mlp --methods salsa-budget,shb-hand --set ls_dir=d "${mlp[@]}"
+		parity fashion-mnist-cnn-alongd compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set ls_dir=d --dataset fashion-mnist --model cnn \
+			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		;;
+	heldout | heldout-peers) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
-		parity heldout-h1 - --methods salsa,salsa-budget,shb-hand --dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1 "${grid[@]}"
-		parity heldout-h2 - --methods salsa,salsa-budget,shb-hand --dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1 "${grid[@]}"
-		parity heldout-h3 - --methods salsa,salsa-budget,shb-hand --dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000 "${grid[@]}"
-		parity heldout-h4 - --methods salsa,salsa-budget,shb-hand --dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000 "${grid[@]}"
+		h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
+		h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
+		h3=(--dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000)
+		h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
+		for h in 1 2 3 4; do
+			declare -n args=h$h
+			if [ "$part" = heldout ]; then
+				parity heldout-h$h - --methods salsa,salsa-budget,shb-hand "${args[@]}" "${grid[@]}"
+			else # the untuned peers beside the same tuned shb-hand runs
+				PEERS=1 parity heldout-h$h-peers parity/heldout-h$h --methods $peers,shb-hand "${args[@]}" "${grid[@]}"
+			fi
+		done
 		;;
 	*) echo "unknown part $part" >&2; exit 2 ;;
 	esac

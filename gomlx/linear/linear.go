@@ -22,6 +22,11 @@ type Config struct {
 	Beta        float64 // QHM momentum β, in [0, 1)
 	Nu          float64 // QHM ν, in [0, 1]
 	WeightDecay float64 // wd ≥ 0
+
+	// SearchAlongD makes the trials evaluate f(x − η·d) with the direction
+	// d_k the update will take, and Grad return ⟨g,d⟩ instead of ‖g‖²
+	// (schedule.AlongD).
+	SearchAlongD bool
 }
 
 // Softmax is a softmax-regression classifier with its own training step
@@ -33,6 +38,8 @@ type Softmax struct {
 	h   []float32 // QHM momentum
 	g   []float32 // g_k of the last Grad: ∇f + wd·x
 	d   []float32 // d_k when it is neither g nor h (0 < ν < 1)
+	s   []float32 // the search direction: g, or sd with SearchAlongD
+	sd  []float32 // d_k computed ahead of the update, with SearchAlongD
 
 	// Kept from the last Grad for the trials.
 	batch []float32 // the inputs, n×In
@@ -41,8 +48,8 @@ type Softmax struct {
 	u     []float32 // X·G_Wᵀ + g_b, n×Out, computed at the first trial
 	uOK   bool
 	xx    float64 // ‖x‖²
-	xg    float64 // ⟨x, g⟩
-	gg    float64 // ‖g‖²
+	xs    float64 // ⟨x, s⟩
+	ss    float64 // ‖s‖²
 	p     []float32
 	delta []float32
 }
@@ -134,9 +141,29 @@ func (t *Softmax) Grad(inputs []float32, labels []int32) (loss, gg float64, err 
 		xg += float64(x * gi)
 		g2 += float64(gi * gi)
 	}
-	t.xx, t.xg, t.gg = xx, xg, g2
+	t.xx, t.xs, t.ss, t.s = xx, xg, g2, t.g
 	loss = sum/float64(n) + 0.5*t.cfg.WeightDecay*xx
-	return loss, g2, nil
+	if !t.cfg.SearchAlongD {
+		return loss, g2, nil
+	}
+	// s = d_k as direction will compute it, without advancing h.
+	t.sd = grow(t.sd, len(t.g))
+	t.s = t.sd
+	beta, nu := float32(t.cfg.Beta), float32(t.cfg.Nu)
+	var gs, xs, ss float64
+	for i, g := range t.g {
+		si := g
+		if beta != 0 && nu != 0 {
+			h := beta*t.h[i] + (1-beta)*g
+			si = (1-nu)*g + nu*h
+		}
+		t.s[i] = si
+		gs += float64(g * si)
+		xs += float64(t.X[i] * si)
+		ss += float64(si * si)
+	}
+	t.xs, t.ss = xs, ss
+	return loss, gs, nil
 }
 
 func grow(s []float32, n int) []float32 {
@@ -158,8 +185,8 @@ func logSumExp(z []float32) float32 {
 	return m + float32(math.Log(s))
 }
 
-// Trial returns f(x − η·g) + 0.5·wd·‖x − η·g‖² on the batch of the last
-// [Softmax.Grad], with x unchanged.
+// Trial returns f(x − η·s) + 0.5·wd·‖x − η·s‖² on the batch of the last
+// [Softmax.Grad], with x unchanged; s is g, or d_k with SearchAlongD.
 func (t *Softmax) Trial(eta float64) (float64, error) {
 	if t.y == nil {
 		return 0, fmt.Errorf("linear: Trial before Grad")
@@ -170,7 +197,7 @@ func (t *Softmax) Trial(eta float64) (float64, error) {
 	in, out, n := t.cfg.In, t.cfg.Out, len(t.y)
 	if !t.uOK {
 		t.u = grow(t.u, n*out)
-		logits(t.u, t.batch, t.g[:out*in], t.g[out*in:], in, out)
+		logits(t.u, t.batch, t.s[:out*in], t.s[out*in:], in, out)
 		t.uOK = true
 	}
 	e := float32(eta)
@@ -182,7 +209,7 @@ func (t *Softmax) Trial(eta float64) (float64, error) {
 		}
 		sum += float64(logSumExp(t.p) - t.p[t.y[i]])
 	}
-	xx := t.xx - 2*eta*t.xg + eta*eta*t.gg
+	xx := t.xx - 2*eta*t.xs + eta*eta*t.ss
 	return sum/float64(n) + 0.5*t.cfg.WeightDecay*xx, nil
 }
 

@@ -64,11 +64,18 @@ func batch(r *rand.Rand, n, in, out int) ([]float32, []int32) {
 	return X, y
 }
 
-// TestAgainstReference runs steps with trials and compares the loss, ‖g‖²,
-// the trial losses, ⟨x⁺,d⟩, ‖d‖² and x with a float64 reference.
+// TestAgainstReference runs steps with trials and compares the loss, ⟨g,s⟩,
+// the trial losses along s, ⟨x⁺,d⟩, ‖d‖² and x with a float64 reference,
+// searching along g (s = g) and along d (s = d_k, SearchAlongD).
 func TestAgainstReference(t *testing.T) {
+	for _, alongD := range []bool{false, true} {
+		testAgainstReference(t, alongD)
+	}
+}
+
+func testAgainstReference(t *testing.T, alongD bool) {
 	const in, out, n = 37, 4, 9 // 37: not a multiple of any SIMD width
-	cfg := Config{In: in, Out: out, Beta: 0.9, Nu: 0.7, WeightDecay: 0.01}
+	cfg := Config{In: in, Out: out, Beta: 0.9, Nu: 0.7, WeightDecay: 0.01, SearchAlongD: alongD}
 	tr, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -88,12 +95,20 @@ func TestAgainstReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantLoss, g := refLoss(x, in, out, cfg.WeightDecay, X, y)
-		wantGG := 0.0
-		for _, v := range g {
-			wantGG += v * v
+		// s: g, or the d_k the update below will take.
+		s := g
+		if alongD {
+			s = make([]float64, len(g))
+			for i := range g {
+				s[i] = (1-cfg.Nu)*g[i] + cfg.Nu*(cfg.Beta*h[i]+(1-cfg.Beta)*g[i])
+			}
 		}
-		if !near(loss, wantLoss, 1e-5) || !near(gg, wantGG, 1e-4) {
-			t.Errorf("step %d: loss %v gg %v, want %v %v", step, loss, gg, wantLoss, wantGG)
+		wantGS := 0.0
+		for i, v := range g {
+			wantGS += v * s[i]
+		}
+		if !near(loss, wantLoss, 1e-5) || !near(gg, wantGS, 1e-4) {
+			t.Errorf("alongD=%v step %d: loss %v ⟨g,s⟩ %v, want %v %v", alongD, step, loss, gg, wantLoss, wantGS)
 		}
 		for _, eta := range []float64{2 * lr, lr} {
 			f, err := tr.Trial(eta)
@@ -102,11 +117,11 @@ func TestAgainstReference(t *testing.T) {
 			}
 			xt := make([]float64, len(x))
 			for i := range x {
-				xt[i] = x[i] - eta*g[i]
+				xt[i] = x[i] - eta*s[i]
 			}
 			want, _ := refLoss(xt, in, out, cfg.WeightDecay, X, y)
 			if !near(f, want, 1e-5) {
-				t.Errorf("step %d trial η=%v: %v, want %v", step, eta, f, want)
+				t.Errorf("alongD=%v step %d trial η=%v: %v, want %v", alongD, step, eta, f, want)
 			}
 		}
 		x1d, d2, err := tr.Update(lr)

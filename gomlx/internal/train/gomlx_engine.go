@@ -117,6 +117,7 @@ func newGoMLXEngine(p *Plan, train *Split) (Engine, error) {
 	switch d.Kind {
 	case "qhm":
 		cfg.Beta, cfg.Nu = d.Momentum, d.Nu
+		cfg.SearchAlongD = p.Schedule.SSLS.SearchAlong == schedule.AlongD
 	case "adam":
 		cfg.Direction, cfg.Beta1, cfg.Beta2, cfg.Eps = salsagomlx.Adam, d.AdamBeta1, d.AdamBeta2, d.AdamEps
 	default:

@@ -37,7 +37,8 @@ func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
 		return nil, fmt.Errorf("--engine native: --model %s: only logreg", p.Options.Model)
 	}
 	d := p.Direction
-	cfg := linear.Config{In: tr.Dim, Out: tr.Labels, WeightDecay: d.WeightDecay}
+	cfg := linear.Config{In: tr.Dim, Out: tr.Labels, WeightDecay: d.WeightDecay,
+		SearchAlongD: p.Schedule.SSLS.SearchAlong == schedule.AlongD}
 	e := &nativeEngine{tr: tr}
 	switch d.Kind {
 	case "qhm":

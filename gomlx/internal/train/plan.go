@@ -392,10 +392,6 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if cfg.SSLS.SearchAlong == schedule.AlongD {
-		return nil, fmt.Errorf("--set ls_dir=d: the engines search along g only (statopt's ls_dir='g'); " +
-			"a program that drives the scheduler itself can search along d")
-	}
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
 		return nil, userError(err, o)

@@ -249,7 +249,6 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Batch = -1 }, "--batch -1: must be ≥ 1 (or 0 for the model's default, 128 for logreg)"},
 		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{2, 1} }, "--drops [2 1]: the epochs must be strictly increasing (1 after 2)"},
 		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{0} }, "--drops [0]: epoch 0: a cut comes after an epoch ≥ 1"},
-		{func(o *Options) { o.Sets = [][2]string{{"ls_dir", "d"}} }, "--set ls_dir=d: the engines search along g only"},
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
 		// Errors name the key the user typed, not the Go field.
