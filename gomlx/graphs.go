@@ -305,9 +305,10 @@ func (t *Trainer) previewD(v *model.Variable, gr *Node) *Node {
 	return Add(MulScalar(gr, 1-nu), MulScalar(h, nu))
 }
 
-// trialGraph is f(x − η·g) + L2 on the step's batch: in training mode like
-// the gradient phase, from the same RNG state and recurrent state, so that
-// the trial at η = 0 is the loss of the gradient phase. Nothing the model
+// trialGraph is f(x − η·s) + L2 (s: g, or d_k) on the step's batch: in
+// training mode like the gradient phase, from the same RNG state and
+// recurrent state, so that the trial at η = 0 is the loss of the gradient
+// phase. Nothing the model
 // writes (batch-norm running statistics, RNG, state) is kept: the graph
 // changes no variable.
 func (t *Trainer) trialGraph(s *model.Scope, x, y, eta *Node) *Node {

@@ -7,8 +7,8 @@
 // products and axpys on contiguous rows), then the Out biases.
 //
 // The line-search trials are almost free: the logits are linear in x, so
-// z(x − η·g) = z(x) − η·u with u = X·G_Wᵀ + g_b computed once per step, and
-// ‖x − η·g‖² = ‖x‖² − 2η⟨x,g⟩ + η²‖g‖².
+// z(x − η·s) = z(x) − η·u with u = X·S_Wᵀ + s_b computed once per step, and
+// ‖x − η·s‖² = ‖x‖² − 2η⟨x,s⟩ + η²‖s‖², where s is g (or d_k).
 package linear
 
 import (
@@ -78,7 +78,8 @@ func (t *Softmax) ResetMomentum() { clear(t.h) }
 // Grad computes the mean cross-entropy plus 0.5·wd·‖x‖² on the batch
 // (inputs n×In row-major, labels in [0, Out)) and g = ∇f + wd·x, which it
 // keeps for [Softmax.Trial] and [Softmax.Update]; it returns the loss and
-// ‖g‖². The batch must not change until the next Grad.
+// ⟨g,s⟩ with s the search direction: ‖g‖², or ⟨g,d_k⟩ with SearchAlongD.
+// The batch must not change until the next Grad.
 func (t *Softmax) Grad(inputs []float32, labels []int32) (loss, gg float64, err error) {
 	in, out := t.cfg.In, t.cfg.Out
 	n := len(labels)
