@@ -5,7 +5,7 @@
 # Each measurement is a salsa compare directory in runs/parity/<name>; the
 # tuned grid's runs are copied from a directory that has them (the same task,
 # the same settings), so that it is trained once.
-# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum heldout heldout-peers)
+# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum momentum-figure heldout heldout-peers)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +67,18 @@ for part in "${parts[@]}"; do
 		parity mnist-mlp-alongd compare/mnist-mlp --methods salsa-budget,shb-hand --set ls_dir=d "${mlp[@]}"
 		parity fashion-mnist-cnn-alongd compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set ls_dir=d --dataset fashion-mnist --model cnn \
 			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		;;
+	momentum-figure) # docs/parity/momentum-{lr,loss}.png: the cnn's rate and loss along g and along d (needs jq)
+		tmp=$(mktemp -d)
+		label() { cp -r "runs/parity/$1" "$tmp/$2"; jq --arg l "$3" '.plan.options.label = $l' "runs/parity/$1/run.json" >"$tmp/$2/run.json"; }
+		label fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 g-s1 "along g (salsa-budget), seed 1"
+		label fashion-mnist-cnn-alongd/runs/salsa-budget-lr0.01-s3 d-s3 "along d, seed 3"
+		label fashion-mnist-cnn-alongd/runs/salsa-budget-lr0.01-s2 d-s2 "along d, seed 2 (NaN loss at step 135)"
+		label fashion-mnist-cnn/runs/shb-hand-lr1-s1 hand "tuned shb-hand (lr 1), seed 1"
+		./bin/salsa plot --runs "$tmp/g-s1,$tmp/d-s3,$tmp/d-s2,$tmp/hand" --out "$tmp/fig" >/dev/null
+		cp "$tmp/fig/compare_lr.png" docs/parity/momentum-lr.png
+		cp "$tmp/fig/compare_loss.png" docs/parity/momentum-loss.png
+		rm -rf "$tmp"
 		;;
 	heldout | heldout-peers) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
