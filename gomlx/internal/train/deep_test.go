@@ -50,7 +50,8 @@ func synthText(n, v int, seed uint64) *Split {
 // SALSA's line search runs at every step of these short runs. A third run
 // trains resnet20 with Schedule-Free SGD, a peer whose direction runs on
 // the host (salsagomlx.Host), evaluated at x after refreshing the batch-norm
-// statistics there: its snapshot holds the direction's state.
+// statistics there: its snapshot holds the direction's state. A fourth runs
+// SALSA's line search along d_k (ls_dir=d).
 func TestDeepResumeIsBitExact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two small deep models")
@@ -66,9 +67,15 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 		{"resnet20", "fashion-mnist", "salsa", 8, nil, synthImages(48, 8, 8, 1, 1), nil, synthImages(16, 8, 8, 1, 2), []int{4, 6}},
 		{"lstm", "tinyshakespeare", "salsa", 4, [][2]string{{"bptt", "8"}}, synthText(4*(8*4+1), 12, 1), nil, synthText(4*(8*2+1), 12, 2), []int{3, 4}},
 		{"resnet20", "fashion-mnist", "schedule-free-sgd", 8, nil, synthImages(48, 8, 8, 1, 1), nil, synthImages(16, 8, 8, 1, 2), []int{4, 6}},
+		// The line search along d_k keeps its direction in the store too.
+		{"resnet20", "fashion-mnist", "salsa", 8, [][2]string{{"ls_dir", "d"}}, synthImages(48, 8, 8, 1, 1), nil, synthImages(16, 8, 8, 1, 2), []int{4, 6}},
 	}
 	for _, c := range cases {
-		t.Run(c.model+"/"+c.method, func(t *testing.T) {
+		name := c.model + "/" + c.method
+		if len(c.sets) > 0 && c.sets[0][0] == "ls_dir" {
+			name += "/ls_dir=" + c.sets[0][1]
+		}
+		t.Run(name, func(t *testing.T) {
 			o := Options{Dataset: c.dataset, Model: c.model, Method: c.method, Preset: "paper", LR0: 0.01,
 				Epochs: 2, Batch: c.batch, Seed: 3, Engine: "gomlx", Sets: c.sets}
 			mk := func() *Plan {
