@@ -307,8 +307,27 @@ type runStyle struct {
 	i, n  int // the run's index among n runs
 }
 
+// runColors are 19 colours told apart at a glance: plotutil's 7 first, as
+// before, then a cyan and Kelly's colours of maximum contrast that differ
+// from them, so that an overlay of up to 19 runs (compare has 17 methods)
+// repeats none.
+var runColors = func() []color.Color {
+	cs := make([]color.Color, 0, 19)
+	for i := 0; i < 7; i++ {
+		cs = append(cs, plotutil.Color(i))
+	}
+	for _, rgb := range [][3]uint8{
+		{0x17, 0xBE, 0xCF}, {0xF3, 0xC3, 0x00}, {0x84, 0x84, 0x82}, {0x8D, 0xB6, 0x00},
+		{0x60, 0x4E, 0x97}, {0x65, 0x45, 0x22}, {0xF9, 0x93, 0x79}, {0x2B, 0x3D, 0x26},
+		{0xA1, 0xCA, 0xF1}, {0x88, 0x2D, 0x17}, {0xE6, 0x8F, 0xAC}, {0xC2, 0xB2, 0x80},
+	} {
+		cs = append(cs, color.RGBA{R: rgb[0], G: rgb[1], B: rgb[2], A: 255})
+	}
+	return cs
+}()
+
 func styleOf(i, n int) runStyle {
-	c := plotutil.Color(i)
+	c := runColors[i%len(runColors)]
 	w := 1.3
 	if n > 1 {
 		w += 1.4 * float64(n-1-i) / float64(n-1)
