@@ -833,3 +833,20 @@ func TestPlotLogTicks(t *testing.T) {
 		}
 	}
 }
+
+// The 17 methods of a full comparison get 17 different colours, and the
+// first 7 keep plotutil's.
+func TestRunColorsDistinct(t *testing.T) {
+	seen := map[color.RGBA]int{}
+	for i := 0; i < 17; i++ {
+		r, g, b, a := styleOf(i, 17).line.Color.RGBA()
+		c := color.RGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: uint8(a >> 8)}
+		if j, ok := seen[c]; ok {
+			t.Errorf("runs %d and %d share the colour %v", j, i, c)
+		}
+		seen[c] = i
+		if i < 7 && styleOf(i, 17).line.Color != plotutil.Color(i) {
+			t.Errorf("run %d: colour %v, want plotutil's %v", i, styleOf(i, 17).line.Color, plotutil.Color(i))
+		}
+	}
+}
