@@ -264,23 +264,31 @@ func (t *Trainer) fusedGraph(s *model.Scope, x, y *Node, stats bool) []*Node {
 // trial evaluates the same function of x (same dropout mask, same state).
 func (t *Trainer) gradGraph(s *model.Scope, x, y *Node) (*Node, *Node) {
 	vs, _, loss, gs, p := t.lossAndGrad(s, x, y)
-	for i, v := range vs {
-		t.stateVar("g", v).SetNodeValue(gs[i])
-	}
-	ss := gs
-	if t.cfg.SearchAlongD {
-		// s = d_k as the update will compute it, kept for the trials.
-		ss = make([]*Node, len(vs))
-		for i, v := range vs {
-			ss[i] = t.previewD(v, gs[i])
-			t.stateVar("s", v).SetNodeValue(ss[i])
-		}
-	}
+	gss := t.keepSearch(vs, gs)
 	t.scratch(scratchRNG, p.rng.Shape()).SetNodeValue(p.rng)
 	if p.state != nil {
 		t.scratch(scratchState, p.state.Shape()).SetNodeValue(p.state)
 	}
-	return loss, perTensorDots(gs, ss)
+	return loss, gss
+}
+
+// keepSearch keeps g for the update and the trials and, with
+// Config.SearchAlongD, s = d_k as the update will compute it; it returns
+// the per-tensor ⟨g,s⟩. The Trainer's and the Optimizer's gradient phases
+// share it.
+func (t *Trainer) keepSearch(vs []*model.Variable, gs []*Node) *Node {
+	ss := gs
+	if t.cfg.SearchAlongD {
+		ss = make([]*Node, len(vs))
+	}
+	for i, v := range vs {
+		t.stateVar("g", v).SetNodeValue(gs[i])
+		if t.cfg.SearchAlongD {
+			ss[i] = t.previewD(v, gs[i])
+			t.stateVar("s", v).SetNodeValue(ss[i])
+		}
+	}
+	return perTensorDots(gs, ss)
 }
 
 // searchVar names the state holding the search direction: g, or s = d_k.

@@ -248,17 +248,7 @@ func (o *Optimizer) searchGraph(scope *model.Scope, g *Graph, loss *Node, vs []*
 	}
 	gs := o.t.clipAndDecay(vs, xs, Gradient(loss, xs...))
 	fullLoss := Add(loss, ConvertDType(o.t.l2(vs, xs), loss.DType()))
-	ss := gs // the search direction s: g, or d_k with Config.SearchAlongD
-	if o.t.cfg.SearchAlongD {
-		ss = make([]*Node, len(vs))
-	}
-	for i, v := range vs {
-		o.t.stateVar("g", v).SetNodeValue(gs[i])
-		if o.t.cfg.SearchAlongD {
-			ss[i] = o.t.previewD(v, gs[i])
-			o.t.stateVar("s", v).SetNodeValue(ss[i])
-		}
-	}
+	gg := o.t.keepSearch(vs, gs)
 	o.t.trainable = vs
 	o.t.scratch(scratchRNG, c.rng.Shape()).SetNodeValue(c.rng)
 	keep := func(prefix string, nodes []*Node) {
@@ -274,16 +264,15 @@ func (o *Optimizer) searchGraph(scope *model.Scope, g *Graph, loss *Node, vs []*
 	keep(scratchInput, c.inputs)
 	keep(scratchLabel, c.labels)
 	o.spec, o.nInputs, o.nLabels = c.spec, len(c.inputs), len(c.labels)
-	gg := perTensorDots(gs, ss)
 	store := o.t.store
 	store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
 	store.VariableWithShape(stepGGVar, gg.Shape(), Zeros).SetTrainable(false).SetNodeValue(gg)
 	_ = scope
 }
 
-// trialLoopGraph is f(x − η·s) + L2 (s: g, or d_k) on the kept batch, with the kept RNG
-// state, in training mode: the function of x whose value at η = 0 is the
-// loss the train step computed. It changes no variable.
+// trialLoopGraph is f(x − η·s) + L2 (s: g, or d_k) on the kept batch, with
+// the kept RNG state, in training mode: the function of x whose value at
+// η = 0 is the loss the train step computed. It changes no variable.
 func (o *Optimizer) trialLoopGraph(scope *model.Scope, eta *Node) *Node {
 	g := eta.Graph()
 	t := o.t

@@ -87,7 +87,7 @@ type Trainer struct {
 	plain  *model.Exec // fused step: loss only
 	stats  *model.Exec // fused step: loss, ⟨x⁺,d⟩, ‖d‖² per tensor
 	grad   *model.Exec // phase 1: loss, ⟨g,s⟩ per tensor; g (and s) kept in variables
-	trial  *model.Exec // f(x − η·g) + L2 on a batch, nothing changed
+	trial  *model.Exec // f(x − η·s) + L2 on a batch, nothing changed
 	update *model.Exec // phase 2: x ← x − α·d from the kept g; ⟨x⁺,d⟩, ‖d‖²
 	eval   *model.Exec // per-example cross-entropy and argmax, eval mode
 	// refresh is a training-mode forward pass that keeps the batch-norm
@@ -342,9 +342,9 @@ func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gs float64, err error) 
 }
 
 // Trial returns f_ξ(x − η·s) + L2 on the batch with s (g, or d_k with
-// [Config.SearchAlongD]) from the last [Trainer.Grad]: the same function of x as the loss Grad returned (training
-// mode, same dropout mask, same recurrent state), so that Trial at η = 0 is
-// that loss. It changes no variable.
+// [Config.SearchAlongD]) from the last [Trainer.Grad]: the same function of
+// x as the loss Grad returned (training mode, same dropout mask, same
+// recurrent state), so that Trial at η = 0 is that loss. It changes no variable.
 func (t *Trainer) Trial(x, labels *tensors.Tensor, eta float64) (float64, error) {
 	out, err := t.trial.Call(x, labels, float32(eta))
 	if err != nil {
