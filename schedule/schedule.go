@@ -135,6 +135,7 @@ const (
 	KindEquivalenceTest                 // SASA's equivalence test (Lang et al. 2019)
 	KindValidation                      // a validation-loss check of WithValidation
 	KindDecay                           // Tail: the budget's final decay to zero begins
+	KindProbe                           // Tail: the rate probe's start, and each window's verdict
 )
 
 var kindNames = [...]string{
@@ -145,6 +146,7 @@ var kindNames = [...]string{
 	KindEquivalenceTest: "equivalence_test",
 	KindValidation:      "val_check",
 	KindDecay:           "decay",
+	KindProbe:           "probe",
 }
 
 // String returns the kind as the events CSV spells it.
@@ -190,9 +192,15 @@ type Event struct {
 	Prob       float64 // one-sided t CDF of the slope statistic, N−2 dof
 	Decreasing bool    // Prob < δ: the loss is still falling
 
+	// KindProbe: Count steps of mean loss Mean (the step's loss for an
+	// outlier) at the rate NewLR under test, against the accepted window's
+	// mean Prev; Reason "start", "outlier" or "".
+	Prev   float64
+	Accept bool // the window is not significantly worse: the rate stays, and doubles
+
 	// KindDrop and KindDecay.
 	NewLR  float64 // the learning rate after the drop; KindDecay: the rate α_s the decay starts from
-	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget"
+	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget" or "probe"
 
 	// KindValidation.
 	ValLoss  float64 // the validation loss reported
@@ -221,6 +229,11 @@ func (e Event) LogValue() slog.Value {
 		attrs = append(attrs, slog.Float64("new_lr", e.NewLR), slog.String("reason", e.Reason))
 	case KindSwitch:
 		attrs = append(attrs, slog.String("reason", e.Reason))
+	case KindDecay:
+		attrs = append(attrs, slog.Float64("new_lr", e.NewLR), slog.String("reason", e.Reason))
+	case KindProbe:
+		attrs = append(attrs, slog.Int("count", e.Count), slog.Float64("mean", e.Mean), slog.Float64("prev", e.Prev),
+			slog.Bool("accept", e.Accept), slog.Float64("new_lr", e.NewLR), slog.String("reason", e.Reason))
 	case KindValidation:
 		attrs = append(attrs, slog.Float64("val_loss", e.ValLoss),
 			slog.Float64("best", e.BestLoss), slog.Int("bad", e.Bad))

@@ -24,6 +24,7 @@ type TailConfig struct {
 	Steps      int     // T ≥ 1: the budget, total optimizer steps
 	Fraction   float64 // ∈ (0, 1]: the decay's share of the budget (0.2), at least
 	FromSwitch bool    // begin the decay at the inner scheduler's switch
+	Probe      bool    // with FromSwitch: run the rate probe between the switch and the decay (probe.go)
 }
 
 // Switcher is a scheduler that switches phase once, as SALSA does; [Tail]
@@ -37,7 +38,13 @@ func (c TailConfig) decaySteps() int { return decayLen(c.Fraction, c.Steps) }
 
 // Validate reports the first invalid field.
 func (c TailConfig) Validate() error {
-	return firstErr(checkIntMin("TailConfig.Steps", c.Steps, 1), checkTheta("TailConfig.Fraction", c.Fraction))
+	if err := firstErr(checkIntMin("TailConfig.Steps", c.Steps, 1), checkTheta("TailConfig.Fraction", c.Fraction)); err != nil {
+		return err
+	}
+	if c.Probe && !c.FromSwitch {
+		return &FieldError{"TailConfig.Probe", c.Probe, "needs FromSwitch: the probe runs from the switch to the decay"}
+	}
+	return nil
 }
 
 // Tail is a statistical schedule that knows its budget: until step s it is
@@ -54,9 +61,11 @@ type Tail struct {
 	cfg   TailConfig
 	opt   options
 	inner Scheduler
-	st    stepper // used once the tail has begun
-	start float64 // α_s; 0 before the tail
-	begin int     // s: the last step before the decay, once it has begun
+	st    stepper    // used once the tail has begun
+	start float64    // α_s; 0 before the tail
+	begin int        // s: the last step before the decay, once it has begun
+	probe probeState // with Probe
+	pend  float64    // before the switch, with Probe: f(x_k) of the open step
 }
 
 // NewTail wraps inner, which must be at step 0.
@@ -117,8 +126,12 @@ func (t *Tail) maybeBegin() bool {
 	if k < t.tailStart() && !switched {
 		return false
 	}
-	t.start, t.begin = t.inner.LR(), min(k, t.cfg.Steps-1)
 	t.st = stepper{k: k}
+	if switched && t.cfg.Probe && k < t.tailStart() {
+		t.probe.start(t.inner.LR())
+		return false
+	}
+	t.start, t.begin = t.inner.LR(), min(k, t.cfg.Steps-1)
 	return true
 }
 
@@ -131,7 +144,7 @@ func (t *Tail) lrAt(k int) float64 {
 
 // Step is the number of completed steps.
 func (t *Tail) Step() int {
-	if t.start > 0 {
+	if t.start > 0 || t.probe.On {
 		return t.st.k
 	}
 	return t.inner.Step()
@@ -142,26 +155,33 @@ func (t *Tail) LR() float64 {
 	if t.start > 0 {
 		return t.lrAt(t.st.k + 1)
 	}
+	if t.probe.On {
+		return t.probe.LR
+	}
 	return t.inner.LR()
 }
 
 // Searching reports whether the next step runs a line search.
-func (t *Tail) Searching() bool { return t.start == 0 && t.inner.Searching() }
+func (t *Tail) Searching() bool { return t.start == 0 && !t.probe.On && t.inner.Searching() }
 
 // Begin opens a step.
 func (t *Tail) Begin(loss, gd float64) (Request, error) {
-	if t.start == 0 {
+	if t.start == 0 && !t.probe.On {
+		t.pend = loss
 		return t.inner.Begin(loss, gd)
 	}
 	if err := t.st.begin(loss, gd); err != nil {
 		return Request{}, err
+	}
+	if t.probe.On {
+		t.probe.add(loss)
 	}
 	return Request{LR: t.LR()}, nil
 }
 
 // Trial reports a line-search evaluation.
 func (t *Tail) Trial(f float64) (Request, error) {
-	if t.start == 0 {
+	if t.start == 0 && !t.probe.On {
 		return t.inner.Trial(f)
 	}
 	return Request{}, noTrial(t.st.k + 1)
@@ -169,7 +189,10 @@ func (t *Tail) Trial(f float64) (Request, error) {
 
 // Abort discards the open step.
 func (t *Tail) Abort() {
-	if t.start == 0 {
+	if t.probe.On && t.st.open {
+		t.probe.sub(t.st.loss)
+	}
+	if t.start == 0 && !t.probe.On {
 		t.inner.Abort()
 		return
 	}
@@ -178,13 +201,23 @@ func (t *Tail) Abort() {
 
 // End closes the step; at step T − D the tail begins.
 func (t *Tail) End(obs Observation) (Result, error) {
-	if t.start == 0 {
+	if t.start == 0 && !t.probe.On {
 		res, err := t.inner.End(obs)
 		if err != nil {
 			return res, err
 		}
+		if t.cfg.Probe {
+			t.probe.record(t.pend, t.cfg.probeWindow())
+		}
 		if t.maybeBegin() {
 			ev := Event{Step: res.Step, Kind: KindDecay, NewLR: t.start, Reason: "budget"}
+			res.Events = append(res.Events, ev)
+			res.NextLR = t.LR()
+			t.opt.emit(t.Name(), []Event{ev})
+		}
+		if t.probe.On {
+			p := t.probe
+			ev := Event{Step: res.Step, Kind: KindProbe, Count: p.PN, Mean: p.Prev, Prev: p.Prev, Accept: true, NewLR: p.LR, Reason: "start"}
 			res.Events = append(res.Events, ev)
 			res.NextLR = t.LR()
 			t.opt.emit(t.Name(), []Event{ev})
@@ -195,8 +228,20 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	if _, err := t.st.checkEnd(obs, lr); err != nil {
 		return Result{}, err
 	}
+	loss := t.st.loss
 	k := t.st.commit()
-	return Result{Step: k, LR: lr, NextLR: t.LR()}, nil
+	res := Result{Step: k, LR: lr}
+	if t.probe.On {
+		evs, done, from := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
+		if done {
+			t.start, t.begin = from, min(k, t.cfg.Steps-1)
+			evs = append(evs, Event{Step: k, Kind: KindDecay, NewLR: from, Reason: "probe"})
+		}
+		res.Events = evs
+		t.opt.emit(t.Name(), evs)
+	}
+	res.NextLR = t.LR()
+	return res, nil
 }
 
 // tailSnapshot is Tail's state: the inner scheduler's own snapshot, and the
@@ -206,11 +251,12 @@ type tailSnapshot struct {
 	Step  int
 	Start float64
 	Begin int
+	Probe *probeState `json:",omitempty"` // with TailConfig.Probe
 }
 
 // MarshalBinary writes a versioned snapshot; it fails while a step is open.
 func (t *Tail) MarshalBinary() ([]byte, error) {
-	if t.start > 0 {
+	if t.start > 0 || t.probe.On {
 		if err := t.st.between("MarshalBinary"); err != nil {
 			return nil, err
 		}
@@ -219,7 +265,12 @@ func (t *Tail) MarshalBinary() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshalSnapshot("tail", t.cfg, tailSnapshot{Inner: in, Step: t.st.k, Start: t.start, Begin: t.begin})
+	st := tailSnapshot{Inner: in, Step: t.st.k, Start: t.start, Begin: t.begin}
+	if t.cfg.Probe {
+		p := t.probe
+		st.Probe = &p
+	}
+	return marshalSnapshot("tail", t.cfg, st)
 }
 
 // UnmarshalBinary restores a snapshot into any Tail value, the zero value
@@ -247,6 +298,15 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("schedule: snapshot of tail: TailConfig.FromSwitch: %s never switches", in.Name())
 	}
 	n := &Tail{cfg: cfg, opt: t.opt, inner: in, st: stepper{k: st.Step}, start: st.Start, begin: st.Begin}
+	if st.Probe != nil {
+		if !cfg.Probe {
+			return errors.New("schedule: snapshot of tail: probe state without TailConfig.Probe")
+		}
+		if err := st.Probe.check(); err != nil {
+			return err
+		}
+		n.probe = *st.Probe
+	}
 	if o, ok := in.(interface{ setOptions(options) }); ok {
 		o.setOptions(t.opt)
 	}

@@ -1,0 +1,192 @@
+package schedule_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/schedule/schedtest"
+)
+
+// probeTail is salsa-budget with the probe, T = 200 steps (W = 10, the
+// decay at step 160 at the latest), SALSA forced to switch after step 20.
+func probeTail(t *testing.T) *schedule.Tail {
+	t.Helper()
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Tail.Probe = true
+	c.ForceSwitchAt = 20
+	return mustNewTail(t, c)
+}
+
+// stepLoss runs one step of s with the mini-batch loss f: every line-search
+// trial passes, and the update statistics are zero.
+func stepLoss(t *testing.T, s schedule.Scheduler, f float64) schedule.Result {
+	t.Helper()
+	req, err := s.Begin(f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for req.Eval {
+		if req, err = s.Trial(f - 10*req.Eta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.End(schedule.Observation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// window is n losses of mean m, alternately m + 0.1 and m − 0.1: a window's
+// mean has variance (0.1²·n/(n−1))/n, 0.00111 for n = 10, so the margin is
+// 1.645·√(2·0.00111) = 0.0775.
+func window(m float64, n int) []float64 {
+	fs := make([]float64, n)
+	for i := range fs {
+		fs[i] = m + 0.1*float64(1-2*(i%2))
+	}
+	return fs
+}
+
+// TestProbeTrace: a trace table. Windows of mean 0.9 (below the mean 1 of
+// the W steps before the switch: accepted) and 0.95 (above 0.9 but within
+// the margin: accepted), then 1.1 (rejected): the rate doubles twice, is
+// tried once more at 8α_s, and the decay begins from 4α_s after step 50.
+func TestProbeTrace(t *testing.T) {
+	s := probeTail(t)
+	var losses []float64
+	for range 2 {
+		losses = append(losses, window(1, 10)...)
+	}
+	for _, m := range []float64{0.9, 0.95, 1.1} {
+		losses = append(losses, window(m, 10)...)
+	}
+	for range 150 {
+		losses = append(losses, 0.5)
+	}
+	var as float64
+	var probes, decays []schedule.Event
+	for i, f := range losses {
+		k := i + 1
+		res := stepLoss(t, s, f)
+		for _, e := range res.Events {
+			switch e.Kind {
+			case schedule.KindProbe:
+				probes = append(probes, e)
+			case schedule.KindDecay:
+				decays = append(decays, e)
+			}
+		}
+		if k == 20 {
+			as = res.NextLR / 2
+		}
+		var want float64
+		switch {
+		case k <= 20:
+			continue
+		case k <= 30:
+			want = 2 * as
+		case k <= 40:
+			want = 4 * as
+		case k <= 50:
+			want = 8 * as
+		default:
+			want = 4 * as * (1 - float64(k-51)/150)
+		}
+		if math.Abs(res.LR-want) > 1e-12*as {
+			t.Fatalf("step %d: α = %v, want %v (α_s = %v)", k, res.LR, want, as)
+		}
+		if s.Searching() {
+			t.Fatalf("step %d: searching after the switch", k)
+		}
+	}
+	type row struct {
+		step   int
+		accept bool
+		mean   float64
+		reason string
+	}
+	want := []row{{20, true, 1, "start"}, {30, true, 0.9, ""}, {40, true, 0.95, ""}, {50, false, 1.1, ""}}
+	if len(probes) != len(want) {
+		t.Fatalf("probe events %+v, want %d", probes, len(want))
+	}
+	for i, w := range want {
+		e := probes[i]
+		if e.Step != w.step || e.Accept != w.accept || math.Abs(e.Mean-w.mean) > 1e-12 || e.Reason != w.reason {
+			t.Errorf("probe event %d: %+v, want %+v", i, e, w)
+		}
+	}
+	if len(decays) != 1 || decays[0].Step != 50 || math.Abs(decays[0].NewLR-4*as) > 1e-12*as || decays[0].Reason != "probe" {
+		t.Errorf("decay events %+v, want one after step 50 from 4α_s", decays)
+	}
+}
+
+// TestProbeOutlier: two losses in a row more than 4 standard deviations of a
+// step above the accepted window's mean end the probe at the second, back
+// to the last accepted rate: here α_s, since the first window never
+// completes. One such loss alone does not.
+func TestProbeOutlier(t *testing.T) {
+	s := probeTail(t)
+	for range 2 {
+		for _, f := range window(1, 10) {
+			stepLoss(t, s, f)
+		}
+	}
+	as := s.LR() / 2
+	stepLoss(t, s, 1)
+	// σ of a step ≈ 0.105 in the window before the switch: 1.5 is an outlier
+	if res := stepLoss(t, s, 1.5); len(res.Events) != 0 {
+		t.Fatalf("one outlier: events %+v, want none", res.Events)
+	}
+	stepLoss(t, s, 1)
+	if res := stepLoss(t, s, 1.5); len(res.Events) != 0 {
+		t.Fatalf("a second outlier, not in a row: events %+v, want none", res.Events)
+	}
+	res := stepLoss(t, s, 1.5)
+	if len(res.Events) != 2 || res.Events[0].Reason != "outlier" || res.Events[1].Kind != schedule.KindDecay || res.Events[1].NewLR != as {
+		t.Fatalf("events %+v, want an outlier and the decay from α_s = %v", res.Events, as)
+	}
+	if want := as; math.Abs(s.LR()-want) > 1e-12 {
+		t.Errorf("next α = %v, want %v", s.LR(), want)
+	}
+}
+
+// TestProbeEndsAtTheBudgetShare: a probe that keeps accepting hands over to
+// the decay at T − D at the latest, from the rate it last accepted.
+func TestProbeEndsAtTheBudgetShare(t *testing.T) {
+	s := probeTail(t)
+	var decay schedule.Event
+	var last float64
+	for k := 1; k <= 200; k++ {
+		f := 2 - 0.005*float64(k) + 0.1*float64(1-2*(k%2)) // always falling
+		res := stepLoss(t, s, f)
+		for _, e := range res.Events {
+			if e.Kind == schedule.KindProbe && e.Accept {
+				last = e.NewLR
+			}
+			if e.Kind == schedule.KindDecay {
+				decay = e
+			}
+		}
+	}
+	if decay.Step != 160 || decay.NewLR != last || decay.Reason != "probe" {
+		t.Errorf("decay %+v, want after step 160 from the last accepted rate %v", decay, last)
+	}
+}
+
+// TestProbeSuite: the probe passes the shared suite (its state resumes
+// exactly mid-window), and needs FromSwitch.
+func TestProbeSuite(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail.Probe = true
+	c.ForceSwitchAt = 30
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	c.Tail.FromSwitch = false
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.Probe = true: needs FromSwitch") {
+		t.Errorf("Probe without FromSwitch: err = %v", err)
+	}
+}
