@@ -5,7 +5,8 @@
 # Each measurement is a salsa compare directory in runs/parity/<name>; the
 # tuned grid's runs are copied from a directory that has them (the same task,
 # the same settings), so that it is trained once.
-# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum momentum-figure heldout heldout-peers)
+# Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum momentum-figure heldout heldout-peers
+# probe-cnn probe-mlp probe-logreg probe-deep probe-heldout probe-figure)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,7 +81,36 @@ for part in "${parts[@]}"; do
 		cp "$tmp/fig/compare_loss.png" docs/parity/momentum-loss.png
 		rm -rf "$tmp"
 		;;
-	heldout | heldout-peers) # docs/parity/heldout.md, written before any tuning
+	probe-cnn) # salsa-budget with the rate probe (probe=1): after the switch, double the rate while window means do not rise
+		parity fashion-mnist-cnn-probe compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set probe=1 --dataset fashion-mnist --model cnn \
+			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		;;
+	probe-mlp)
+		parity mnist-mlp-probe compare/mnist-mlp --methods salsa-budget,shb-hand --set probe=1 "${mlp[@]}"
+		;;
+	probe-logreg)
+		parity mnist-logreg-probe parity/mnist-logreg --methods salsa-budget,shb-hand --set probe=1 "${logreg[@]}"
+		parity mnist-logreg-wd0-probe parity/mnist-logreg-wd0 --methods salsa-budget,shb-hand --set wd=0 --set probe=1 "${logreg[@]}"
+		;;
+	probe-deep)
+		parity tinyshakespeare-lstm-probe compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --set probe=1 --dataset tinyshakespeare --model lstm \
+			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
+		parity fashion-mnist-resnet20-probe compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand --set probe=1 --dataset fashion-mnist --model resnet20 \
+			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		;;
+	probe-figure) # docs/parity/probe-{lr,loss}.png: the cnn's rate and loss with the probe and without (needs jq)
+		tmp=$(mktemp -d)
+		label() { cp -r "runs/parity/$1" "$tmp/$2"; jq --arg l "$3" '.plan.options.label = $l' "runs/parity/$1/run.json" >"$tmp/$2/run.json"; }
+		label fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 nop "salsa-budget, seed 1"
+		label fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s1 p1 "salsa-budget + probe, seed 1"
+		label fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s2 p2 "salsa-budget + probe, seed 2"
+		label fashion-mnist-cnn/runs/shb-hand-lr1-s1 hand "tuned shb-hand (lr 1), seed 1"
+		./bin/salsa plot --runs "$tmp/nop,$tmp/p1,$tmp/p2,$tmp/hand" --out "$tmp/fig" >/dev/null
+		cp "$tmp/fig/compare_lr.png" docs/parity/probe-lr.png
+		cp "$tmp/fig/compare_loss.png" docs/parity/probe-loss.png
+		rm -rf "$tmp"
+		;;
+	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 		h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
 		h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
@@ -90,6 +120,8 @@ for part in "${parts[@]}"; do
 			declare -n args=h$h
 			if [ "$part" = heldout ]; then
 				parity heldout-h$h - --methods salsa,salsa-budget,shb-hand "${args[@]}" "${grid[@]}"
+			elif [ "$part" = probe-heldout ]; then
+				parity heldout-h$h-probe parity/heldout-h$h --methods salsa-budget,shb-hand --set probe=1 "${args[@]}" "${grid[@]}"
 			else # the untuned peers beside the same tuned shb-hand runs
 				PEERS=1 parity heldout-h$h-peers parity/heldout-h$h --methods $peers,shb-hand "${args[@]}" "${grid[@]}"
 			fi
