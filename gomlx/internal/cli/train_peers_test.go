@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,14 +98,29 @@ func TestTrainPeersResume(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}
 	cut := func(s string) string { return s[:max(0, strings.Index(s, " seconds="))] }
-	for _, method := range []string{"schedule-free-adamw", "prodigy", "cosine", "dog", "plateau", "salsa-budget"} {
+	type tc struct {
+		method string
+		more   []string
+		stop   int
+	}
+	cases := []tc{{"schedule-free-adamw", nil, 20}, {"prodigy", nil, 20}, {"cosine", nil, 20}, {"dog", nil, 20}, {"plateau", nil, 20}, {"salsa-budget", nil, 20},
+		// the rate probe, stopped inside a window: the switch forced after step 5, windows of 2 steps (5% of 32)
+		{"salsa-budget", []string{"--set", "probe=1", "--set", "force_switch_at=5"}, 12}}
+	for _, c := range cases {
+		method := c.method
+		if c.more != nil {
+			method += " " + strings.Join(c.more, " ")
+		}
 		a, b := t.TempDir(), t.TempDir()
-		code, outA, errs := run(t, peerArgs(method, a, "--epochs", "2")...)
+		code, outA, errs := run(t, peerArgs(c.method, a, append([]string{"--epochs", "2"}, c.more...)...)...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", method, code, errs)
 		}
-		code, stop, errs := run(t, peerArgs(method, b, "--epochs", "2", "--max-steps", "20")...)
-		if code != 0 || !strings.HasPrefix(stop, "stopped (--max-steps): steps=20") {
+		if c.more != nil && !strings.Contains(readFile(t, filepath.Join(a, "events.csv")), ",probe,") {
+			t.Fatalf("%s: no probe event in events.csv", method)
+		}
+		code, stop, errs := run(t, peerArgs(c.method, b, append([]string{"--epochs", "2", "--max-steps", strconv.Itoa(c.stop)}, c.more...)...)...)
+		if code != 0 || !strings.HasPrefix(stop, fmt.Sprintf("stopped (--max-steps): steps=%d", c.stop)) {
 			t.Fatalf("%s: exit %d: %q %s", method, code, stop, errs)
 		}
 		code, outB, errs := run(t, "train", "--resume", "--out", b, "--no-plots")
