@@ -186,7 +186,7 @@ func TestProbeSuite(t *testing.T) {
 	c.ForceSwitchAt = 30
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 	c.Tail.FromSwitch = false
-	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.Probe = true: needs FromSwitch") {
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.Probe = true: needs FromSwitch (--set decay_from_switch=1)") {
 		t.Errorf("Probe without FromSwitch: err = %v", err)
 	}
 }

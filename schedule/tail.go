@@ -42,7 +42,7 @@ func (c TailConfig) Validate() error {
 		return err
 	}
 	if c.Probe && !c.FromSwitch {
-		return &FieldError{"TailConfig.Probe", c.Probe, "needs FromSwitch: the probe runs from the switch to the decay"}
+		return &FieldError{"TailConfig.Probe", c.Probe, "needs FromSwitch (--set decay_from_switch=1): the probe runs from the switch to the decay"}
 	}
 	return nil
 }
