@@ -10,7 +10,8 @@ import "math"
 // mini-batch loss is not significantly above the last accepted window's,
 // and at the first window that is, or at the second step in a row whose
 // loss is an outlier, it goes back to the last accepted rate and hands over
-// to the decay.
+// to the decay. It is not in the paper: docs/parity gives its measurements,
+// made after the held-out tasks had been seen.
 const (
 	// probeShare is W's share of the budget: W = max(2, round(0.05·T)).
 	probeShare = 0.05
@@ -21,8 +22,8 @@ const (
 	probeZ = 1.645
 	// probeOutlier is in standard deviations of one step's loss in the
 	// accepted window: two losses in a row above its mean by more end the
-	// probe at once. One such loss is a hard mini-batch as often as not
-	// (docs/parity); a rate that diverges gives several.
+	// probe at once. A single one came from hard mini-batches at twice
+	// SSLS's rate on the cnn (docs/parity); a rate that diverges gives several.
 	probeOutlier = 4.0
 	// probeHot is how many outliers in a row end the probe.
 	probeHot = 2
