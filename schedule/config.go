@@ -339,6 +339,13 @@ func checkPos(field string, v float64) error {
 	return nil
 }
 
+func checkNonNeg(field string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return &FieldError{field, v, "must be finite and ≥ 0"}
+	}
+	return nil
+}
+
 func checkOpen01(field string, v float64) error {
 	if !(v > 0 && v < 1) {
 		return &FieldError{field, v, "must be in (0, 1)"}
@@ -480,13 +487,7 @@ func (c WarmupConfig) Validate() error {
 
 // Validate reports the first invalid field.
 func (c ValidationConfig) Validate() error {
-	if err := checkIntMin("ValidationConfig.Patience", c.Patience, 0); err != nil {
-		return err
-	}
-	if !(c.MinDelta >= 0) || math.IsInf(c.MinDelta, 0) {
-		return &FieldError{"ValidationConfig.MinDelta", c.MinDelta, "must be finite and ≥ 0"}
-	}
-	return nil
+	return firstErr(checkIntMin("ValidationConfig.Patience", c.Patience, 0), checkNonNeg("ValidationConfig.MinDelta", c.MinDelta))
 }
 
 // drop applies the drop rule α ← τα, or statopt's α ← α/drop_factor with

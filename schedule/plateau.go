@@ -29,20 +29,9 @@ func DefaultPlateau(lr float64) PlateauConfig {
 
 // Validate reports the first invalid field.
 func (c PlateauConfig) Validate() error {
-	err := firstErr(checkPos("PlateauConfig.LR", c.LR), checkOpen01("PlateauConfig.Factor", c.Factor),
-		checkIntMin("PlateauConfig.Patience", c.Patience, 0), checkIntMin("PlateauConfig.Cooldown", c.Cooldown, 0))
-	if err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"Threshold", c.Threshold}, {"MinLR", c.MinLR}, {"Eps", c.Eps}} {
-		if !(f.v >= 0) || math.IsInf(f.v, 0) {
-			return &FieldError{"PlateauConfig." + f.name, f.v, "must be finite and ≥ 0"}
-		}
-	}
-	return nil
+	return firstErr(checkPos("PlateauConfig.LR", c.LR), checkOpen01("PlateauConfig.Factor", c.Factor),
+		checkIntMin("PlateauConfig.Patience", c.Patience, 0), checkIntMin("PlateauConfig.Cooldown", c.Cooldown, 0),
+		checkNonNeg("PlateauConfig.Threshold", c.Threshold), checkNonNeg("PlateauConfig.MinLR", c.MinLR), checkNonNeg("PlateauConfig.Eps", c.Eps))
 }
 
 // PlateauState is the state between steps.

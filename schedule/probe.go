@@ -1,6 +1,10 @@
 package schedule
 
-import "math"
+import (
+	"math"
+
+	"github.com/salsaopt/salsa/stats"
+)
 
 // The rate probe of [TailConfig.Probe]. SSLS's level is a one-step test on
 // the mini-batch, and on the deep tasks it settles far below the best
@@ -18,7 +22,8 @@ const (
 	// probeRaise is the factor a window raises the rate by: ρ_inc = 2, as in SSLS.
 	probeRaise = 2.0
 	// probeZ is the one-sided normal quantile at δ = 0.05: a window is
-	// rejected when its mean exceeds the accepted one by z·√(2·σ̂²_m).
+	// rejected when its mean exceeds the accepted one's by z·√2·σ̂/√n, σ̂ and
+	// n the accepted window's.
 	probeZ = 1.645
 	// probeOutlier is in standard deviations of one step's loss in the
 	// accepted window: two losses in a row above its mean by more end the
@@ -40,77 +45,75 @@ type probeState struct {
 	LR   float64   // the rate under test
 	OK   float64   // the last accepted rate
 	Prev float64   // the last accepted window's mean loss (at first: the W steps before the switch)
-	Var  float64   // the variance of that mean, σ̂²/n
-	PN   int       // that window's length n; below 2 there is nothing to compare with, and every window passes
-	Sum  float64   // Σ f over the current window
-	Sq   float64   // Σ f² over the current window
-	N    int       // steps in the current window
+	Sd   float64   // its sample standard deviation σ̂ (stats.Std, IID)
+	PN   int       // its length n; below 2 there is nothing to compare with, and every window passes
+	Win  []float64 // the losses of the current window; before the switch, the last W
 	Hot  int       // outliers in a row, up to the last step
-	Ring []float64 // before the switch: the last W losses
 }
 
-// meanVar returns the mean of n values from their sum and sum of squares,
-// and the variance of that mean (the sample variance over n); 0 for n < 2.
-func meanVar(sum, sq float64, n int) (m, v float64) {
-	if n == 0 {
-		return 0, 0
+// summary returns the mean, the sample standard deviation σ̂ (stats.Std,
+// IID) and the length of a window. A window of fewer than two losses has
+// σ̂ = 0, and none a mean of 0. A window whose mean or σ̂ overflows float64
+// comes back with n = 0: nothing to compare with, so that every window
+// passes and no loss is an outlier, which is what an infinite σ̂ means.
+func summary(w []float64) (m, sd float64, n int) {
+	if len(w) == 0 {
+		return 0, 0, 0
 	}
-	fn := float64(n)
-	m = sum / fn
-	if n > 1 {
-		v = max(0, (sq/fn-m*m)*fn/(fn-1)) / fn
+	m = stats.Mean(w)
+	if len(w) > 1 {
+		var err error
+		if sd, _, err = stats.Std(stats.IID, w, m); err != nil {
+			return 0, 0, 0
+		}
 	}
-	return m, v
+	if math.IsInf(m, 0) {
+		return 0, 0, 0
+	}
+	return m, sd, len(w)
 }
 
-// record keeps loss among the last w before the switch.
-func (p *probeState) record(loss float64, w int) {
-	p.Ring = append(p.Ring, loss)
-	if len(p.Ring) > w {
-		p.Ring = p.Ring[len(p.Ring)-w:]
+// add counts a step's loss in the current window; drop undoes the last
+// add. Before the switch the window keeps the last w losses.
+func (p *probeState) add(loss float64, w int) {
+	p.Win = append(p.Win, loss)
+	if !p.On && len(p.Win) > w {
+		p.Win = p.Win[len(p.Win)-w:]
 	}
 }
+func (p *probeState) drop() { p.Win = p.Win[:len(p.Win)-1] }
 
 // start begins the probe at rate lr, with the window before the switch as
 // the first accepted one.
 func (p *probeState) start(lr float64) {
-	var sum, sq float64
-	for _, f := range p.Ring {
-		sum += f
-		sq += f * f
-	}
-	m, v := meanVar(sum, sq, len(p.Ring)) // PN < 2: no window to compare with
-	*p = probeState{On: true, OK: lr, LR: probeRaise * lr, Prev: m, Var: v, PN: len(p.Ring)}
+	m, sd, n := summary(p.Win)
+	*p = probeState{On: true, OK: lr, LR: probeRaise * lr, Prev: m, Sd: sd, PN: n}
 }
-
-// add counts a step's loss in the current window; sub undoes it.
-func (p *probeState) add(loss float64) { p.Sum, p.Sq, p.N = p.Sum+loss, p.Sq+loss*loss, p.N+1 }
-func (p *probeState) sub(loss float64) { p.Sum, p.Sq, p.N = p.Sum-loss, p.Sq-loss*loss, p.N-1 }
 
 // end closes step k, whose loss was loss, at the rate under test; last is
 // true at the latest step the decay may begin. It returns the step's events
 // and, when the probe is over, the rate the decay begins from.
 func (p *probeState) end(k int, loss float64, w int, last bool) (evs []Event, done bool, from float64) {
-	if sd := math.Sqrt(p.Var * float64(p.PN)); p.PN > 1 && loss > p.Prev+probeOutlier*sd {
+	if p.PN > 1 && loss > p.Prev+probeOutlier*p.Sd {
 		p.Hot++
 	} else {
 		p.Hot = 0
 	}
 	if p.Hot >= probeHot {
-		evs = append(evs, Event{Step: k, Kind: KindProbe, Count: p.N, Mean: loss, Prev: p.Prev, NewLR: p.LR, Reason: "outlier"})
+		evs = append(evs, Event{Step: k, Kind: KindProbe, Count: len(p.Win), Mean: loss, Prev: p.Prev, NewLR: p.LR, Reason: "outlier"})
 		p.On = false
 		return evs, true, p.OK
 	}
-	if p.N < w && !last {
+	if len(p.Win) < w && !last {
 		return nil, false, 0
 	}
-	m, v := meanVar(p.Sum, p.Sq, p.N)
-	accept := p.N >= w && (p.PN < 2 || m < p.Prev+probeZ*math.Sqrt(2*p.Var))
-	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: p.N, Mean: m, Prev: p.Prev, Accept: accept, NewLR: p.LR})
+	m, sd, n := summary(p.Win)
+	accept := n >= w && (p.PN < 2 || m < p.Prev+probeZ*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
+	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: n, Mean: m, Prev: p.Prev, Accept: accept, NewLR: p.LR})
 	if accept {
-		p.OK, p.Prev, p.Var, p.PN, p.LR = p.LR, m, v, p.N, probeRaise*p.LR
+		p.OK, p.Prev, p.Sd, p.PN, p.LR = p.LR, m, sd, n, probeRaise*p.LR
 	}
-	p.Sum, p.Sq, p.N = 0, 0, 0
+	p.Win = p.Win[:0]
 	if !accept || last {
 		p.On = false
 		return evs, true, p.OK
@@ -120,23 +123,14 @@ func (p *probeState) end(k int, loss float64, w int, last bool) (evs []Event, do
 
 // check validates a restored probe state.
 func (p *probeState) check() error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"TailState.Probe.LR", p.LR}, {"TailState.Probe.OK", p.OK}, {"TailState.Probe.Var", p.Var}, {"TailState.Probe.Sum", p.Sum}, {"TailState.Probe.Sq", p.Sq}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || (f.v < 0 && f.name != "TailState.Probe.Sum") {
-			return &FieldError{f.name, f.v, "must be finite (and ≥ 0 but for Sum)"}
-		}
-	}
-	if math.IsNaN(p.Prev) || math.IsInf(p.Prev, 0) {
-		return &FieldError{"TailState.Probe.Prev", p.Prev, "must be finite"}
-	}
-	if err := firstErr(checkIntMin("TailState.Probe.N", p.N, 0), checkIntMin("TailState.Probe.PN", p.PN, 0), checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
+	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK),
+		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
+		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
 		return err
 	}
-	for _, f := range p.Ring {
+	for _, f := range append([]float64{p.Prev}, p.Win...) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return &FieldError{"TailState.Probe.Ring", f, "must be finite"}
+			return &FieldError{"TailState.Probe.Prev and .Win", f, "must be finite"}
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 )
 
 // TailConfig is the end of a known budget that [Tail] adds to a statistical
@@ -112,8 +111,8 @@ func (t *Tail) setOptions(o options) {
 func (t *Tail) tailStart() int { return t.cfg.Steps - t.cfg.decaySteps() }
 
 // maybeBegin starts the tail when the inner scheduler has made T − D steps
-// (at once for T − D = 0) or, with FromSwitch, has switched; it reports
-// whether it did.
+// (at once for T − D = 0) or, with FromSwitch, has switched (with Probe and
+// before T − D: the probe instead); it reports whether the decay began.
 func (t *Tail) maybeBegin() bool {
 	if t.start > 0 {
 		return false
@@ -134,6 +133,10 @@ func (t *Tail) maybeBegin() bool {
 	t.start, t.begin = t.inner.LR(), min(k, t.cfg.Steps-1)
 	return true
 }
+
+// deciding reports whether the inner scheduler takes the next step's
+// decisions: neither the probe nor the decay has begun.
+func (t *Tail) deciding() bool { return t.start == 0 && !t.probe.On }
 
 // lrAt is α_k in the tail, 1-based: linear from α_s at step s+1 towards 0
 // at step T+1.
@@ -162,11 +165,11 @@ func (t *Tail) LR() float64 {
 }
 
 // Searching reports whether the next step runs a line search.
-func (t *Tail) Searching() bool { return t.start == 0 && !t.probe.On && t.inner.Searching() }
+func (t *Tail) Searching() bool { return t.deciding() && t.inner.Searching() }
 
 // Begin opens a step.
 func (t *Tail) Begin(loss, gd float64) (Request, error) {
-	if t.start == 0 && !t.probe.On {
+	if t.deciding() {
 		t.pend = loss
 		return t.inner.Begin(loss, gd)
 	}
@@ -174,14 +177,14 @@ func (t *Tail) Begin(loss, gd float64) (Request, error) {
 		return Request{}, err
 	}
 	if t.probe.On {
-		t.probe.add(loss)
+		t.probe.add(loss, t.cfg.probeWindow())
 	}
 	return Request{LR: t.LR()}, nil
 }
 
 // Trial reports a line-search evaluation.
 func (t *Tail) Trial(f float64) (Request, error) {
-	if t.start == 0 && !t.probe.On {
+	if t.deciding() {
 		return t.inner.Trial(f)
 	}
 	return Request{}, noTrial(t.st.k + 1)
@@ -189,25 +192,25 @@ func (t *Tail) Trial(f float64) (Request, error) {
 
 // Abort discards the open step.
 func (t *Tail) Abort() {
-	if t.probe.On && t.st.open {
-		t.probe.sub(t.st.loss)
-	}
-	if t.start == 0 && !t.probe.On {
+	if t.deciding() {
 		t.inner.Abort()
 		return
+	}
+	if t.probe.On && t.st.open {
+		t.probe.drop()
 	}
 	t.st.abort()
 }
 
 // End closes the step; at step T − D the tail begins.
 func (t *Tail) End(obs Observation) (Result, error) {
-	if t.start == 0 && !t.probe.On {
+	if t.deciding() {
 		res, err := t.inner.End(obs)
 		if err != nil {
 			return res, err
 		}
 		if t.cfg.Probe {
-			t.probe.record(t.pend, t.cfg.probeWindow())
+			t.probe.add(t.pend, t.cfg.probeWindow())
 		}
 		if t.maybeBegin() {
 			ev := Event{Step: res.Step, Kind: KindDecay, NewLR: t.start, Reason: "budget"}
@@ -281,11 +284,9 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 	if err := unmarshalSnapshot(data, "tail", &cfg, &st); err != nil {
 		return err
 	}
-	if err := firstErr(checkIntMin("TailState.Step", st.Step, 0), checkIntMin("TailState.Begin", st.Begin, 0)); err != nil {
+	if err := firstErr(checkIntMin("TailState.Step", st.Step, 0), checkIntMin("TailState.Begin", st.Begin, 0),
+		checkNonNeg("TailState.Start", st.Start)); err != nil {
 		return err
-	}
-	if st.Start < 0 || math.IsInf(st.Start, 0) || math.IsNaN(st.Start) {
-		return &FieldError{"TailState.Start", st.Start, "must be finite and ≥ 0"}
 	}
 	in, err := Restore(st.Inner)
 	if err != nil {
