@@ -33,6 +33,25 @@ parity() {
 	./bin/salsa compare "$@" "${st[@]}" --seeds 3 --no-plots --out "$dir" | tail -1
 }
 
+# figure NAME (RUN LABEL)...: docs/parity/NAME-{lr,loss}.png, salsa plot's
+# lr and training-loss overlays of the runs runs/parity/RUN, each labelled
+# LABEL in the legend (needs jq).
+figure() {
+	local name=$1 tmp runs=() i=0; shift
+	tmp=$(mktemp -d)
+	while [ $# -gt 0 ]; do
+		i=$((i + 1))
+		cp -r "runs/parity/$1" "$tmp/r$i"
+		jq --arg l "$2" '.plan.options.label = $l' "runs/parity/$1/run.json" >"$tmp/r$i/run.json"
+		runs+=("$tmp/r$i")
+		shift 2
+	done
+	./bin/salsa plot --runs "$(IFS=,; echo "${runs[*]}")" --out "$tmp/fig" >/dev/null
+	cp "$tmp/fig/compare_lr.png" "docs/parity/$name-lr.png"
+	cp "$tmp/fig/compare_loss.png" "docs/parity/$name-loss.png"
+	rm -rf "$tmp"
+}
+
 logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
 mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.01,0.1,1)
 for part in "${parts[@]}"; do
@@ -70,16 +89,10 @@ for part in "${parts[@]}"; do
 			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	momentum-figure) # docs/parity/momentum-{lr,loss}.png: the cnn's rate and loss along g and along d (needs jq)
-		tmp=$(mktemp -d)
-		label() { cp -r "runs/parity/$1" "$tmp/$2"; jq --arg l "$3" '.plan.options.label = $l' "runs/parity/$1/run.json" >"$tmp/$2/run.json"; }
-		label fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 g-s1 "along g (salsa-budget), seed 1"
-		label fashion-mnist-cnn-alongd/runs/salsa-budget-lr0.01-s3 d-s3 "along d, seed 3"
-		label fashion-mnist-cnn-alongd/runs/salsa-budget-lr0.01-s2 d-s2 "along d, seed 2 (NaN loss at step 135)"
-		label fashion-mnist-cnn/runs/shb-hand-lr1-s1 hand "tuned shb-hand (lr 1), seed 1"
-		./bin/salsa plot --runs "$tmp/g-s1,$tmp/d-s3,$tmp/d-s2,$tmp/hand" --out "$tmp/fig" >/dev/null
-		cp "$tmp/fig/compare_lr.png" docs/parity/momentum-lr.png
-		cp "$tmp/fig/compare_loss.png" docs/parity/momentum-loss.png
-		rm -rf "$tmp"
+		figure momentum fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 "along g (salsa-budget), seed 1" \
+			fashion-mnist-cnn-alongd/runs/salsa-budget-lr0.01-s3 "along d, seed 3" \
+			fashion-mnist-cnn-alongd/runs/salsa-budget-lr0.01-s2 "along d, seed 2 (NaN loss at step 135)" \
+			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
 		;;
 	probe-cnn) # salsa-budget with the rate probe (probe=1): after the switch, double the rate while window means do not rise
 		parity fashion-mnist-cnn-probe compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set probe=1 --dataset fashion-mnist --model cnn \
@@ -99,16 +112,10 @@ for part in "${parts[@]}"; do
 			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	probe-figure) # docs/parity/probe-{lr,loss}.png: the cnn's rate and loss with the probe and without (needs jq)
-		tmp=$(mktemp -d)
-		label() { cp -r "runs/parity/$1" "$tmp/$2"; jq --arg l "$3" '.plan.options.label = $l' "runs/parity/$1/run.json" >"$tmp/$2/run.json"; }
-		label fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 nop "salsa-budget, seed 1"
-		label fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s1 p1 "salsa-budget + probe, seed 1"
-		label fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s2 p2 "salsa-budget + probe, seed 2"
-		label fashion-mnist-cnn/runs/shb-hand-lr1-s1 hand "tuned shb-hand (lr 1), seed 1"
-		./bin/salsa plot --runs "$tmp/nop,$tmp/p1,$tmp/p2,$tmp/hand" --out "$tmp/fig" >/dev/null
-		cp "$tmp/fig/compare_lr.png" docs/parity/probe-lr.png
-		cp "$tmp/fig/compare_loss.png" docs/parity/probe-loss.png
-		rm -rf "$tmp"
+		figure probe fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 "salsa-budget, seed 1" \
+			fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s1 "salsa-budget + probe, seed 1" \
+			fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s2 "salsa-budget + probe, seed 2" \
+			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
 		;;
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
