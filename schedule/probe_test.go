@@ -190,3 +190,103 @@ func TestProbeSuite(t *testing.T) {
 		t.Errorf("Probe without FromSwitch: err = %v", err)
 	}
 }
+
+// TestProbeEarly: with ProbeEarly the probe starts after the warm-up's first
+// W = 10 steps, long before the switch (forced after step 100 here), from
+// SSLS's rate α_s. A first window below the W steps before it is accepted;
+// two outliers in a row in the next end the probe, and the decay begins
+// from half the last accepted rate (2α_s/2) with the momentum zeroed.
+func TestProbeEarly(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Tail.Probe, c.Tail.ProbeEarly = true, true
+	c.ForceSwitchAt = 100
+	s := mustNewTail(t, c)
+	for k := 1; k <= 10; k++ {
+		if !s.Searching() {
+			t.Fatalf("step %d: not searching during the warm-up", k)
+		}
+		res := stepLoss(t, s, window(1, 10)[k-1])
+		if k < 10 && len(res.Events) != 0 {
+			t.Fatalf("step %d: events %+v before W", k, res.Events)
+		}
+		if k == 10 && (len(res.Events) != 1 || res.Events[0].Kind != schedule.KindProbe || res.Events[0].Reason != "start") {
+			t.Fatalf("step 10: events %+v, want the probe's start", res.Events)
+		}
+	}
+	if s.Searching() {
+		t.Fatal("searching after the probe started")
+	}
+	as := s.LR() / 2
+	for _, f := range window(0.9, 10) {
+		if res := stepLoss(t, s, f); res.LR != 2*as {
+			t.Fatalf("step %d: α = %v, want 2α_s = %v", res.Step, res.LR, 2*as)
+		}
+	}
+	stepLoss(t, s, 0.9)
+	if res := stepLoss(t, s, 2); res.ResetMomentum || len(res.Events) != 0 {
+		t.Fatalf("one outlier: %+v, want no event and the momentum kept", res)
+	}
+	res := stepLoss(t, s, 2)
+	if len(res.Events) != 2 || res.Events[0].Reason != "outlier" || res.Events[1].Kind != schedule.KindDecay ||
+		res.Events[1].NewLR != as || !res.ResetMomentum {
+		t.Fatalf("second outlier: %+v, want the decay from 2α_s/2 = %v and the momentum zeroed", res, as)
+	}
+	if res.NextLR != as {
+		t.Errorf("next α = %v, want %v", res.NextLR, as)
+	}
+	c.Tail.Probe = false
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeEarly = true: needs Probe (--set probe=1)") {
+		t.Errorf("ProbeEarly without Probe: err = %v", err)
+	}
+}
+
+// TestProbeEarlySuite: the early probe passes the shared suite.
+func TestProbeEarlySuite(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail.Probe, c.Tail.ProbeEarly = true, true
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}
+
+// TestProbeEarlyEnds: an early probe's end by a rejected window also backs
+// off one level and zeroes the momentum; an end at T − D, where no rate
+// failed, does neither.
+func TestProbeEarlyEnds(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Tail.Probe, c.Tail.ProbeEarly = true, true
+	c.ForceSwitchAt = 100
+	s := mustNewTail(t, c)
+	for _, f := range window(1, 10) {
+		stepLoss(t, s, f)
+	}
+	as := s.LR() / 2
+	var res schedule.Result
+	for _, m := range []float64{0.9, 1.1} { // 2α_s accepted, 4α_s rejected
+		for _, f := range window(m, 10) {
+			res = stepLoss(t, s, f)
+		}
+	}
+	if res.Step != 30 || len(res.Events) != 2 || res.Events[0].Accept || res.Events[1].Kind != schedule.KindDecay ||
+		res.Events[1].NewLR != as || !res.ResetMomentum {
+		t.Fatalf("rejected window: %+v, want the decay after step 30 from 2α_s/2 = %v and the momentum zeroed", res, as)
+	}
+
+	s = mustNewTail(t, c)
+	for k := 1; k <= 200; k++ {
+		f := 2 - 0.005*float64(k) + 0.1*float64(1-2*(k%2)) // always falling
+		res = stepLoss(t, s, f)
+		if k == 10 {
+			as = res.NextLR / 2
+		}
+		if k == 160 {
+			break
+		}
+	}
+	// the windows ending at steps 20, ..., 160 all accepted: 2^15·α_s
+	want := math.Ldexp(as, 15)
+	if n := len(res.Events); n == 0 || res.Events[n-1].Kind != schedule.KindDecay || math.Abs(res.Events[n-1].NewLR-want) > 1e-9*want || res.ResetMomentum {
+		t.Fatalf("step 160: %+v, want the decay from the last accepted rate %v, the momentum kept", res, want)
+	}
+}

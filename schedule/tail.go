@@ -24,6 +24,7 @@ type TailConfig struct {
 	Fraction   float64 // ∈ (0, 1]: the decay's share of the budget (0.2), at least
 	FromSwitch bool    // begin the decay at the inner scheduler's switch
 	Probe      bool    // with FromSwitch: run the rate probe between the switch and the decay (probe.go)
+	ProbeEarly bool    // with Probe: start the probe after the warm-up's first W steps, or at the switch if that comes first; a probe ended by a failed rate (a rejected window, outliers) then decays from half the last accepted rate, the momentum zeroed
 }
 
 // Switcher is a scheduler that switches phase once, as SALSA does; [Tail]
@@ -42,6 +43,9 @@ func (c TailConfig) Validate() error {
 	}
 	if c.Probe && !c.FromSwitch {
 		return &FieldError{"TailConfig.Probe", c.Probe, "needs FromSwitch (--set decay_from_switch=1): the probe runs from the switch to the decay"}
+	}
+	if c.ProbeEarly && !c.Probe {
+		return &FieldError{"TailConfig.ProbeEarly", c.ProbeEarly, "needs Probe (--set probe=1)"}
 	}
 	return nil
 }
@@ -112,7 +116,8 @@ func (t *Tail) tailStart() int { return t.cfg.Steps - t.cfg.decaySteps() }
 
 // maybeBegin starts the tail when the inner scheduler has made T − D steps
 // (at once for T − D = 0) or, with FromSwitch, has switched (with Probe and
-// before T − D: the probe instead); it reports whether the decay began.
+// before T − D: the probe instead, or with ProbeEarly after W steps); it
+// reports whether the decay began.
 func (t *Tail) maybeBegin() bool {
 	if t.start > 0 {
 		return false
@@ -122,6 +127,7 @@ func (t *Tail) maybeBegin() bool {
 	if sw, ok := t.inner.(Switcher); ok && t.cfg.FromSwitch {
 		switched, _, _ = sw.Switched()
 	}
+	switched = switched || (t.cfg.ProbeEarly && k >= t.cfg.probeWindow())
 	if k < t.tailStart() && !switched {
 		return false
 	}
@@ -235,8 +241,15 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	k := t.st.commit()
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
-		evs, done, from := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
+		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
 		if done {
+			if t.cfg.ProbeEarly && failed {
+				// early, the accepted windows' losses were still falling, so
+				// the last accepted rate may be at the edge of stability: back
+				// off one level, and drop the momentum of the failed window
+				from /= probeRaise
+				res.ResetMomentum = true
+			}
 			t.start, t.begin = from, min(k, t.cfg.Steps-1)
 			evs = append(evs, Event{Step: k, Kind: KindDecay, NewLR: from, Reason: "probe"})
 		}

@@ -6,7 +6,8 @@
 # tuned grid's runs are copied from a directory that has them (the same task,
 # the same settings), so that it is trained once.
 # Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum momentum-figure heldout heldout-peers
-# probe-cnn probe-mlp probe-logreg probe-deep probe-heldout probe-figure)
+# probe-cnn probe-mlp probe-logreg probe-deep probe-heldout probe-figure; early-cnn early-mlp early-logreg
+# early-deep early-heldout: the same parts with the probe started early, probe_early=1; early-figure)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,11 @@ figure() {
 logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
 mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.01,0.1,1)
 for part in "${parts[@]}"; do
+	# early-X is probe-X with probe_early=1, into runs/parity/*-early
+	probe=(--set probe=1) sfx=probe
+	if [[ $part == early-* && $part != early-figure ]]; then
+		part=probe-${part#early-} probe=(--set probe=1 --set probe_early=1) sfx=early
+	fi
 	case $part in
 	logreg)
 		parity mnist-logreg - --methods salsa,salsa-val,ssls,shb-hand "${logreg[@]}"
@@ -95,26 +101,32 @@ for part in "${parts[@]}"; do
 			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
 		;;
 	probe-cnn) # salsa-budget with the rate probe (probe=1): after the switch, double the rate while window means do not rise
-		parity fashion-mnist-cnn-probe compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set probe=1 --dataset fashion-mnist --model cnn \
+		parity fashion-mnist-cnn-$sfx compare/fashion-mnist-cnn --methods salsa-budget,shb-hand "${probe[@]}" --dataset fashion-mnist --model cnn \
 			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	probe-mlp)
-		parity mnist-mlp-probe compare/mnist-mlp --methods salsa-budget,shb-hand --set probe=1 "${mlp[@]}"
+		parity mnist-mlp-$sfx compare/mnist-mlp --methods salsa-budget,shb-hand "${probe[@]}" "${mlp[@]}"
 		;;
 	probe-logreg)
-		parity mnist-logreg-probe parity/mnist-logreg --methods salsa-budget,shb-hand --set probe=1 "${logreg[@]}"
-		parity mnist-logreg-wd0-probe parity/mnist-logreg-wd0 --methods salsa-budget,shb-hand --set wd=0 --set probe=1 "${logreg[@]}"
+		parity mnist-logreg-$sfx parity/mnist-logreg --methods salsa-budget,shb-hand "${probe[@]}" "${logreg[@]}"
+		parity mnist-logreg-wd0-$sfx parity/mnist-logreg-wd0 --methods salsa-budget,shb-hand --set wd=0 "${probe[@]}" "${logreg[@]}"
 		;;
 	probe-deep)
-		parity tinyshakespeare-lstm-probe compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --set probe=1 --dataset tinyshakespeare --model lstm \
+		parity tinyshakespeare-lstm-$sfx compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand "${probe[@]}" --dataset tinyshakespeare --model lstm \
 			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
-		parity fashion-mnist-resnet20-probe compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand --set probe=1 --dataset fashion-mnist --model resnet20 \
+		parity fashion-mnist-resnet20-$sfx compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand "${probe[@]}" --dataset fashion-mnist --model resnet20 \
 			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	probe-figure) # docs/parity/probe-{lr,loss}.png: the cnn's rate and loss with the probe and without (needs jq)
 		figure probe fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 "salsa-budget, seed 1" \
 			fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s1 "salsa-budget + probe, seed 1" \
 			fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s2 "salsa-budget + probe, seed 2" \
+			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
+		;;
+	early-figure) # docs/parity/early-{lr,loss}.png: the cnn's rate and loss with the probe early, at the switch, and tuned (needs jq)
+		figure early fashion-mnist-cnn-probe/runs/salsa-budget-lr0.01-s1 "probe at the switch, seed 1" \
+			fashion-mnist-cnn-early/runs/salsa-budget-lr0.01-s2 "probe early, seed 2" \
+			fashion-mnist-cnn-early/runs/salsa-budget-lr0.01-s1 "probe early, seed 1 (NaN loss at step 69)" \
 			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
 		;;
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
@@ -128,7 +140,7 @@ for part in "${parts[@]}"; do
 			if [ "$part" = heldout ]; then
 				parity heldout-h$h - --methods salsa,salsa-budget,shb-hand "${args[@]}" "${grid[@]}"
 			elif [ "$part" = probe-heldout ]; then
-				parity heldout-h$h-probe parity/heldout-h$h --methods salsa-budget,shb-hand --set probe=1 "${args[@]}" "${grid[@]}"
+				parity heldout-h$h-$sfx parity/heldout-h$h --methods salsa-budget,shb-hand "${probe[@]}" "${args[@]}" "${grid[@]}"
 			else # the untuned peers beside the same tuned shb-hand runs
 				PEERS=1 parity heldout-h$h-peers parity/heldout-h$h --methods $peers,shb-hand "${args[@]}" "${grid[@]}"
 			fi

@@ -2,11 +2,13 @@
 # Wall time of salsa-budget (from lr0 0.01) against the tuned shb-hand, run
 # alternately, side by side under the same load: the seconds= of each run's
 # final line, and the median ratio. Issue 9 asks for ≤ 1.10×.
-# Usage: bash scripts/walltime.sh [PAIRS]   (default 3 pairs per task)
+# Usage: bash scripts/walltime.sh [PAIRS] [SALSA-BUDGET ARGS...]   (default 3 pairs per task)
+# e.g. bash scripts/walltime.sh 3 --set probe=1 --set probe_early=1
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=${1:-3}
+pairs=${1:-3}; shift || true
+extra=("$@")
 [ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 secs() { ./bin/salsa train "$@" --no-plots --out "$tmp/r" 2>/dev/null | grep -o 'seconds=[0-9.]*' | cut -d= -f2; rm -rf "$tmp/r"; }
@@ -21,7 +23,7 @@ for task in logreg mlp cnn; do
 	ratios=()
 	for i in $(seq "$pairs"); do
 		a=$(secs "${common[@]}" --method shb-hand --lr0 $lr)
-		b=$(secs "${common[@]}" --method salsa-budget --lr0 0.01)
+		b=$(secs "${common[@]}" --method salsa-budget --lr0 0.01 "${extra[@]}")
 		ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b/a}')")
 		echo "| $task | $a | $b | ${ratios[-1]} |"
 	done
