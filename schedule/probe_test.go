@@ -191,16 +191,24 @@ func TestProbeSuite(t *testing.T) {
 	}
 }
 
+// earlyConfig is salsa-budget with the probe started early, T = 200 steps
+// (W = 10, the decay at step 160 at the latest), SALSA forced to switch
+// after step 100, long after W.
+func earlyConfig() schedule.Config {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Tail.Probe, c.Tail.ProbeEarly = true, true
+	c.ForceSwitchAt = 100
+	return c
+}
+
 // TestProbeEarly: with ProbeEarly the probe starts after the warm-up's first
 // W = 10 steps, long before the switch (forced after step 100 here), from
 // SSLS's rate α_s. A first window below the W steps before it is accepted;
 // two outliers in a row in the next end the probe, and the decay begins
 // from half the last accepted rate (2α_s/2) with the momentum zeroed.
 func TestProbeEarly(t *testing.T) {
-	c := small(schedule.PresetPaper)
-	c.SetBudget(200, 0)
-	c.Tail.Probe, c.Tail.ProbeEarly = true, true
-	c.ForceSwitchAt = 100
+	c := earlyConfig()
 	s := mustNewTail(t, c)
 	for k := 1; k <= 10; k++ {
 		if !s.Searching() {
@@ -253,10 +261,7 @@ func TestProbeEarlySuite(t *testing.T) {
 // off one level and zeroes the momentum; an end at T − D, where no rate
 // failed, does neither.
 func TestProbeEarlyEnds(t *testing.T) {
-	c := small(schedule.PresetPaper)
-	c.SetBudget(200, 0)
-	c.Tail.Probe, c.Tail.ProbeEarly = true, true
-	c.ForceSwitchAt = 100
+	c := earlyConfig()
 	s := mustNewTail(t, c)
 	for _, f := range window(1, 10) {
 		stepLoss(t, s, f)
