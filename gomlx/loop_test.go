@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -412,5 +413,73 @@ func TestSearchDirectionMustAgree(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "must agree") {
 			t.Errorf("Attach with a search along %v and SearchAlongD %v: error %v, want one saying they must agree", along, cfg.SearchAlongD, err)
 		}
+	}
+}
+
+// TestNewTrainerRollback: salsa-budget's rate probe with rollbacks inside a
+// stock train.Loop. The Optimizer keeps the trainable variables when the
+// scheduler asks (Result.Save) and a failed rate puts them back exactly,
+// with the momentum zeroed; keeping them adds variables to the store but
+// recompiles no train graph.
+func TestNewTrainerRollback(t *testing.T) {
+	const in, out, batch, steps = 4, 3, 16, 300
+	r := rand.New(rand.NewPCG(3, 4))
+	w0 := make([]float32, in*out)
+	for i := range w0 {
+		w0[i] = float32(0.3 * r.NormFloat64())
+	}
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, Config{LR: 0.01, Beta: 0.9, Nu: 1, WeightDecay: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer := NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)), meanCE, opt, nil, nil)
+	loop := train.NewLoop(trainer)
+	inner := testSALSAAlong(t, 0.01, 0, schedule.AlongG)
+	s, err := schedule.NewTail(schedule.TailConfig{Steps: steps, Fraction: 0.2, FromSwitch: true, Probe: true,
+		ProbeEarly: true, ProbeRollback: true}, inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := opt.Attach(loop, s); err != nil {
+		t.Fatal(err)
+	}
+	params := func() []float32 {
+		var ws []float32
+		for v := range store.IterVariables() {
+			if v.Trainable {
+				ws = append(ws, tensors.MustCopyFlatData[float32](v.MustValue())...)
+			}
+		}
+		return ws
+	}
+	var kept []float32
+	saves, rollbacks := 0, 0
+	loop.OnStep("test", 0, func(*train.Loop, []*tensors.Tensor) error {
+		res := opt.LastResult()
+		switch {
+		case res.Save:
+			saves++
+			kept = params()
+		case res.Rollback:
+			rollbacks++
+			if got := params(); kept == nil || !slices.Equal(got, kept) {
+				t.Errorf("step %d: rolled back to %v, kept %v", res.Step, got, kept)
+			}
+			if h, _ := varSumSq(t, store, StateScope+"/h"); h != 0 {
+				t.Errorf("step %d: ‖h‖² = %v after the rollback, want 0", res.Step, h)
+			}
+		}
+		return nil
+	})
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(5, 6)), n: batch}, steps); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d saves, %d rollbacks; train graphs built %d", saves, rollbacks, opt.builds)
+	if saves == 0 || rollbacks != 1 {
+		t.Errorf("%d saves and %d rollbacks, want some saves and one rollback: the test covers nothing", saves, rollbacks)
+	}
+	if opt.builds != 2 { // the searching graph of SSLS, then the plain one
+		t.Errorf("UpdateGraph built %d graphs, want 2", opt.builds)
 	}
 }

@@ -28,9 +28,10 @@ const (
 )
 
 // snapshotVars lists the variables a snapshot holds, in store order: every
-// variable under /model, the direction's state, the store's RNG state and a
-// recurrent model's carried state (not the learning rate, saved as a
-// float64, nor the scratch values kept between Grad and Update).
+// variable under /model, the direction's state, the store's RNG state, a
+// recurrent model's carried state and the copy kept for a rollback (not
+// the learning rate, saved as a float64, nor the scratch values kept
+// between Grad and Update).
 func (t *Trainer) snapshotVars() []*model.Variable {
 	var vs []*model.Variable
 	for v := range t.store.IterVariables() {
@@ -42,7 +43,7 @@ func (t *Trainer) snapshotVars() []*model.Variable {
 }
 
 func snapshotPath(p string) bool {
-	if strings.HasPrefix(p, "/model/") || p == rngPath || p == statePath {
+	if strings.HasPrefix(p, "/model/") || strings.HasPrefix(p, keptScope+"/") || p == rngPath || p == statePath {
 		return true
 	}
 	for _, sc := range directionState {
@@ -56,8 +57,8 @@ func snapshotPath(p string) bool {
 // MarshalBinary writes a versioned snapshot of the trainer between steps:
 // the direction kind, the learning rate, and the bytes of every variable
 // under /model, of the direction's state (QHM's h; Adam's m, v, t), of the
-// store's RNG state (dropout masks) and of a recurrent model's carried
-// state.
+// store's RNG state (dropout masks), of a recurrent model's carried
+// state and of the parameters kept for a rollback ([schedule.Result.Save]).
 // [Trainer.UnmarshalBinary] on a trainer built with the same model and
 // Config restores it so that training continues bit for bit. The model's
 // variables exist once a step (or Evaluate) has run; before that there is
@@ -130,7 +131,8 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 // the whole snapshot before changing anything: the version, the direction,
 // and that each variable the trainer already has matches the snapshot's in
 // dtype and shape. Variables the trainer has not created yet (a fresh
-// trainer) are created with the snapshot's values.
+// trainer) are created with the snapshot's values; a kept copy of the
+// parameters that the snapshot predates is deleted.
 func (t *Trainer) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	fail := func(what string) error {
@@ -253,12 +255,22 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if r.Len() != 0 {
 		return fail("trailing bytes")
 	}
+	var stale []string // kept copies the snapshot predates
 	for _, v := range t.snapshotVars() {
+		if !seen[v.Path()] && strings.HasPrefix(v.Path(), keptScope+"/") {
+			stale = append(stale, v.Path())
+			continue
+		}
 		if !seen[v.Path()] {
 			return fmt.Errorf("salsagomlx: snapshot has no variable %s: it is not from this model and direction", v.Path())
 		}
 	}
 	// Apply.
+	for _, p := range stale {
+		if err := t.store.DeleteVariable(p); err != nil {
+			return err
+		}
+	}
 	for _, e := range entries {
 		if v := t.store.GetVariable(e.path); v != nil {
 			if err := v.SetValue(e.val); err != nil {

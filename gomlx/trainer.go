@@ -367,9 +367,10 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 }
 
 // Run makes one training step on the batch driven by s, through the protocol
-// of package schedule: Begin, Trial while asked, the update, End. It resets
-// the momentum when s asks for it, and returns the step's [Stats] (GG is set
-// when s searched).
+// of package schedule: Begin, Trial while asked, the update, End. It keeps
+// a copy of the parameters, puts it back and resets the momentum when s
+// asks for it (Result.Save, Rollback, ResetMomentum), and returns the
+// step's [Stats] (GG is set when s searched).
 //
 // On an error after Begin, Run calls s.Abort() and still returns the loss it
 // computed, so that the caller can tell a non-finite loss (which s rejects
@@ -429,12 +430,15 @@ func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule
 	return res, st, err
 }
 
-// end closes the step with s.End (calling s.Abort if it fails) and resets
-// the momentum when asked.
+// end closes the step with s.End (calling s.Abort if it fails), keeps or
+// puts back the parameters and resets the momentum when asked.
 func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
 	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
 	if err != nil {
 		s.Abort()
+		return res, err
+	}
+	if err := t.keepOrRollback(res); err != nil {
 		return res, err
 	}
 	if res.ResetMomentum {

@@ -295,3 +295,74 @@ func TestProbeEarlyEnds(t *testing.T) {
 		t.Fatalf("step 160: %+v, want the decay from the last accepted rate %v, the momentum kept", res, want)
 	}
 }
+
+// TestProbeRollback: with ProbeRollback the caller is asked to keep the
+// parameters where the probe starts and after every accepted window, and a
+// failed rate (a rejected window, or two outliers in a row) rolls them back
+// with the momentum zeroed; an end at T − D, where no rate failed, does not.
+func TestProbeRollback(t *testing.T) {
+	c := earlyConfig()
+	c.Tail.ProbeRollback = true
+	type flags struct{ save, rollback bool }
+	run := func(fs []float64) map[int]flags {
+		s := mustNewTail(t, c)
+		got := map[int]flags{}
+		for _, f := range fs {
+			res := stepLoss(t, s, f)
+			if res.Save || res.Rollback {
+				got[res.Step] = flags{res.Save, res.Rollback}
+			}
+			if res.Rollback {
+				n := len(res.Events)
+				if !res.ResetMomentum || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].Reason != "rollback" {
+					t.Errorf("step %d: %+v, want the momentum zeroed and a decay with reason rollback", res.Step, res)
+				}
+			}
+		}
+		return got
+	}
+	check := func(name string, got, want map[int]flags) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s: Save/Rollback at %v, want %v", name, got, want)
+			return
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("%s: Save/Rollback at %v, want %v", name, got, want)
+				return
+			}
+		}
+	}
+	// start after step 10, 2α_s accepted after step 20, 4α_s rejected after 30
+	fs := append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...)
+	check("rejected window", run(fs), map[int]flags{10: {true, false}, 20: {true, false}, 30: {false, true}})
+
+	// two outliers in a row in the third window: rolled back after step 23
+	fs = append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5)
+	check("outliers", run(fs), map[int]flags{10: {true, false}, 20: {true, false}, 23: {false, true}})
+
+	// always falling: every window accepted up to T − D = 160, no rollback
+	fs = fs[:0]
+	for k := 1; k <= 160; k++ {
+		fs = append(fs, 2-0.005*float64(k)+0.1*float64(1-2*(k%2)))
+	}
+	want := map[int]flags{}
+	for k := 10; k < 160; k += 10 {
+		want[k] = flags{true, false}
+	}
+	check("budget", run(fs), want)
+
+	c.Tail.Probe, c.Tail.ProbeEarly = false, false
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeRollback = true: needs Probe (--set probe=1)") {
+		t.Errorf("ProbeRollback without Probe: err = %v", err)
+	}
+}
+
+// TestProbeRollbackSuite: the probe with rollbacks passes the shared suite.
+func TestProbeRollbackSuite(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = true, true, true
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}

@@ -14,6 +14,8 @@
 //	}
 //	x -= req.LR * d                 // the update x_{k+1} = x_k − α_k d_k
 //	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
+//	if res.Save { keep = copy(x) }      // salsa-budget's probe only
+//	if res.Rollback { x = copy(keep) }  // idem, with ResetMomentum set
 //	if res.ResetMomentum { dir.Reset() }
 //
 // s_k is the line-search direction: g_k for the paper's Algorithm 2 and for
@@ -78,9 +80,15 @@ type Result struct {
 	LR            float64 // α_k, the learning rate this update used
 	NextLR        float64 // the learning rate step k+1 starts from
 	ResetMomentum bool    // true after a drop: the caller zeroes the direction's momentum
-	Searched      bool    // a line search ran at this step
-	Eta           float64 // the step η_k the line search settled on, when Searched
-	Events        []Event // every test and decision of this step, in order; nil if none
+	// Save asks the caller to keep a copy of the parameters x_{k+1}, and
+	// Rollback to put back the copy it kept at the last Save (ResetMomentum
+	// is then set too). Only [Tail]'s rate probe with
+	// [TailConfig.ProbeRollback] sets them; a caller that cannot keep a copy
+	// must refuse that configuration rather than ignore them.
+	Save, Rollback bool
+	Searched       bool    // a line search ran at this step
+	Eta            float64 // the step η_k the line search settled on, when Searched
+	Events         []Event // every test and decision of this step, in order; nil if none
 }
 
 // Scheduler is a learning-rate schedule driven one step at a time.
@@ -200,7 +208,7 @@ type Event struct {
 
 	// KindDrop and KindDecay.
 	NewLR  float64 // the learning rate after the drop; KindDecay: the rate α_s the decay starts from
-	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget" or "probe"
+	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget", "probe" or "rollback"
 
 	// KindValidation.
 	ValLoss  float64 // the validation loss reported

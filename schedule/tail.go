@@ -25,6 +25,12 @@ type TailConfig struct {
 	FromSwitch bool    // begin the decay at the inner scheduler's switch
 	Probe      bool    // with FromSwitch: run the rate probe between the switch and the decay (probe.go)
 	ProbeEarly bool    // with Probe: start the probe after the warm-up's first W steps, or at the switch if that comes first; a probe ended by a failed rate (a rejected window, outliers) then decays from half the last accepted rate, the momentum zeroed
+	// ProbeRollback, with Probe: the caller keeps the parameters at the start
+	// of the probe and at the end of every accepted window ([Result.Save]),
+	// and a failed rate puts them back ([Result.Rollback]) with the momentum
+	// zeroed, so that the decay starts from parameters the failed window
+	// has not moved.
+	ProbeRollback bool
 }
 
 // Switcher is a scheduler that switches phase once, as SALSA does; [Tail]
@@ -46,6 +52,9 @@ func (c TailConfig) Validate() error {
 	}
 	if c.ProbeEarly && !c.Probe {
 		return &FieldError{"TailConfig.ProbeEarly", c.ProbeEarly, "needs Probe (--set probe=1)"}
+	}
+	if c.ProbeRollback && !c.Probe {
+		return &FieldError{"TailConfig.ProbeRollback", c.ProbeRollback, "needs Probe (--set probe=1)"}
 	}
 	return nil
 }
@@ -229,6 +238,7 @@ func (t *Tail) End(obs Observation) (Result, error) {
 			ev := Event{Step: res.Step, Kind: KindProbe, Count: p.PN, Mean: p.Prev, Prev: p.Prev, Accept: true, NewLR: p.LR, Reason: "start"}
 			res.Events = append(res.Events, ev)
 			res.NextLR = t.LR()
+			res.Save = t.cfg.ProbeRollback
 			t.opt.emit(t.Name(), []Event{ev})
 		}
 		return res, nil
@@ -241,7 +251,11 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	k := t.st.commit()
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
+		ok := t.probe.OK
 		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
+		// a rate accepted at this step: keep the parameters it reached, to
+		// roll back to should the next rate fail
+		res.Save = t.cfg.ProbeRollback && t.probe.OK != ok && !done
 		if done {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so
@@ -250,8 +264,13 @@ func (t *Tail) End(obs Observation) (Result, error) {
 				from /= probeRaise
 				res.ResetMomentum = true
 			}
+			reason := "probe"
+			if t.cfg.ProbeRollback && failed {
+				// back to the parameters of the last accepted window
+				res.Rollback, res.ResetMomentum, reason = true, true, "rollback"
+			}
 			t.start, t.begin = from, min(k, t.cfg.Steps-1)
-			evs = append(evs, Event{Step: k, Kind: KindDecay, NewLR: from, Reason: "probe"})
+			evs = append(evs, Event{Step: k, Kind: KindDecay, NewLR: from, Reason: reason})
 		}
 		res.Events = evs
 		t.opt.emit(t.Name(), evs)

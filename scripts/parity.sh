@@ -7,7 +7,9 @@
 # the same settings), so that it is trained once.
 # Usage: bash scripts/parity.sh [PART ...]  (parts: logreg mlp deep momentum momentum-figure heldout heldout-peers
 # probe-cnn probe-mlp probe-logreg probe-deep probe-heldout probe-figure; early-cnn early-mlp early-logreg
-# early-deep early-heldout: the same parts with the probe started early, probe_early=1; early-figure)
+# early-deep early-heldout: the same parts with the probe started early, probe_early=1; early-figure;
+# rollback-cnn rollback-mlp rollback-logreg rollback-deep rollback-heldout: early, and a failed rate
+# rolled back to the last accepted window's parameters, probe_rollback=1; rollback-figure)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,10 +58,13 @@ figure() {
 logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
 mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.01,0.1,1)
 for part in "${parts[@]}"; do
-	# early-X is probe-X with probe_early=1, into runs/parity/*-early
+	# early-X is probe-X with probe_early=1, into runs/parity/*-early;
+	# rollback-X adds probe_rollback=1, into runs/parity/*-rollback
 	probe=(--set probe=1) sfx=probe
 	if [[ $part == early-* && $part != early-figure ]]; then
 		part=probe-${part#early-} probe=(--set probe=1 --set probe_early=1) sfx=early
+	elif [[ $part == rollback-* && $part != rollback-figure ]]; then
+		part=probe-${part#rollback-} probe=(--set probe=1 --set probe_early=1 --set probe_rollback=1) sfx=rollback
 	fi
 	case $part in
 	logreg)

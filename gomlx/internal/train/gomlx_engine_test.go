@@ -311,3 +311,90 @@ func BenchmarkEngine(b *testing.B) {
 		}
 	}
 }
+
+// TestRollbackPutsBackKept: salsa-budget's probe with probe_rollback=1 on
+// each engine. After the rollback the model evaluates exactly as it did
+// right after the last Save, and a copy restored from a snapshot taken
+// between the two rolls back to the same parameters: the kept copy is in
+// the snapshot (the copy is restored anew one step after every Save).
+func TestRollbackPutsBackKept(t *testing.T) {
+	const n, dim = 320, 20
+	sp := gomlxSynth(n, dim, 3)
+	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
+		t.Run(c.engine+"-"+c.model, func(t *testing.T) {
+			if Engines[c.engine] == nil {
+				t.Skipf("no %s engine registered", c.engine)
+			}
+			p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "salsa-budget", Preset: "paper", LR0: 0.01,
+				Epochs: 12, Batch: 32, Seed: 1, Engine: c.engine,
+				Sets: [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}}}, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pair := func() gomlxPair {
+				eng, err := Engines[c.engine](p, sp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := schedule.New(p.Scheduler, p.Schedule)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return gomlxPair{eng, s}
+			}
+			a := pair()
+			var b gomlxPair // restored from a snapshot one step after the last Save
+			kept, saves, snap := math.NaN(), 0, false
+			for k := 0; k < 12*p.StepsPerEpoch; k++ {
+				pos := k % p.StepsPerEpoch
+				idx := Perm(1, 1+k/p.StepsPerEpoch, n)[pos*32 : min(pos*32+32, n)]
+				st, err := a.eng.Step(a.sched, Batch{Idx: idx})
+				if err != nil {
+					t.Fatalf("step %d: %v", k+1, err)
+				}
+				if b.eng != nil {
+					if _, err := b.eng.Step(b.sched, Batch{Idx: idx}); err != nil {
+						t.Fatalf("restored, step %d: %v", k+1, err)
+					}
+				}
+				switch {
+				case st.Save:
+					saves++
+					if kept, _, err = a.eng.Evaluate(sp); err != nil {
+						t.Fatal(err)
+					}
+				case st.Rollback:
+					got, _, err := a.eng.Evaluate(sp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != kept || saves == 0 {
+						t.Fatalf("step %d: rolled back to a model of loss %v, the last kept one's was %v (%d saves)", st.Step, got, kept, saves)
+					}
+					if b.eng == nil {
+						t.Fatalf("step %d: the rollback came before a snapshot was taken", st.Step)
+					}
+					if gb, _, err := b.eng.Evaluate(sp); err != nil || gb != got {
+						t.Fatalf("step %d: the restored copy rolled back to loss %v (%v), the original to %v", st.Step, gb, err, got)
+					}
+					t.Logf("rollback at step %d after %d saves, to loss %.4f", st.Step, saves, got)
+					return
+				}
+				if st.Save {
+					snap = true
+				} else if snap {
+					snap = false
+					b = pair()
+					es, ss := a.snapshot(t)
+					if err := b.eng.UnmarshalBinary(es); err != nil {
+						t.Fatal(err)
+					}
+					if b.sched, err = schedule.Restore(ss); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			t.Fatalf("no rollback in %d steps (%d saves): the test covers nothing", a.sched.Step(), saves)
+		})
+	}
+}

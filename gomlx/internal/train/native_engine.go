@@ -27,9 +27,12 @@ type nativeEngine struct {
 	sf   *direction.ScheduleFree[float32]
 	avg  *direction.PolyAverage[float32]
 	keep []float32 // the training parameters during an evaluation at DoG's average
-	d    []float32
-	xb   []float32
-	yb   []int32
+	// saved is the copy of the parameters the scheduler asked for
+	// (schedule.Result.Save), to put back on a Rollback; nil before.
+	saved []float32
+	d     []float32
+	xb    []float32
+	yb    []int32
 }
 
 func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
@@ -144,10 +147,32 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	}
 	res, err := s.End(schedule.Observation{X1D: out.X1D, D2: out.D2})
 	out.Result = res
+	if err == nil {
+		err = e.keepOrRollback(res)
+	}
 	if err == nil && res.ResetMomentum {
 		err = e.ResetMomentum()
 	}
 	return out, err
+}
+
+// keepOrRollback keeps a copy of the parameters when res asks for one and
+// puts the copy back on a rollback; the caller then zeroes the momentum.
+func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
+	if (res.Save || res.Rollback) && (e.sf != nil || e.avg != nil) {
+		return fmt.Errorf("native engine: step %d: a rollback of the parameters with direction %T: its own state "+
+			"(the averages) cannot be rolled back", res.Step, e.peer)
+	}
+	switch {
+	case res.Save:
+		e.saved = append(e.saved[:0], e.t.X...)
+	case res.Rollback:
+		if e.saved == nil {
+			return fmt.Errorf("native engine: step %d: a rollback with no parameters kept", res.Step)
+		}
+		copy(e.t.X, e.saved)
+	}
+	return nil
 }
 
 func (e *nativeEngine) ResetMomentum() error {
@@ -187,16 +212,18 @@ func (e *nativeEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 }
 
 // nativeState is the engine's snapshot: the parameters (y for
-// Schedule-Free), the QHM momentum and the direction's state.
+// Schedule-Free), the QHM momentum, the direction's state and the kept
+// copy of the parameters (Saved, nil before any).
 type nativeState struct {
-	X, H []float32
-	Adam []byte
-	Peer []byte // a peer method's direction
-	Avg  []byte // DoG's average
+	X, H  []float32
+	Saved []float32
+	Adam  []byte
+	Peer  []byte // a peer method's direction
+	Avg   []byte // DoG's average
 }
 
 func (e *nativeEngine) MarshalBinary() ([]byte, error) {
-	st := nativeState{X: e.t.X, H: e.t.Momentum()}
+	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved}
 	var err error
 	if e.adam != nil {
 		if st.Adam, err = e.adam.MarshalBinary(); err != nil {
@@ -223,8 +250,9 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
 		return fmt.Errorf("native engine state: %w", err)
 	}
-	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) {
-		return fmt.Errorf("native engine state: %d parameters, want %d", len(st.X), len(e.t.X))
+	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) || (st.Saved != nil && len(st.Saved) != len(e.t.X)) {
+		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept), want %d",
+			len(st.X), len(st.H), len(st.Saved), len(e.t.X))
 	}
 	// The direction's state first: on its error the parameters are left as
 	// they were.
@@ -243,6 +271,10 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	}
 	copy(e.t.X, st.X)
 	copy(e.t.Momentum(), st.H)
+	e.saved = append([]float32(nil), st.Saved...)
+	if st.Saved == nil {
+		e.saved = nil
+	}
 	if e.adam != nil {
 		return e.adam.UnmarshalBinary(st.Adam)
 	}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,13 +81,18 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 // state and every output file to equal an uninterrupted run's, bit for bit.
 func TestResumeIsBitExact(t *testing.T) {
 	train, test := synth(640, 24, 1), synth(200, 24, 2)
-	for _, method := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val",
+	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback",
 		"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} {
-		t.Run(method, func(t *testing.T) {
+		t.Run(name, func(t *testing.T) {
+			method := strings.TrimSuffix(name, "-rollback")
 			n := train.N()
 			var sets [][2]string // short windows, so that the tests run
 			if method == "salsa" || method == "salsa-val" {
 				sets = [][2]string{{"nmin", "10"}, {"ktest", "10"}, {"slope_nmin", "10"}, {"slope_ktest", "10"}}
+			}
+			if name == "salsa-budget-rollback" {
+				// the probe's kept parameters are in the checkpoint
+				sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}}
 			}
 			p := plan(t, method, n, sets...)
 			tr, val := train, (*Split)(nil)
@@ -108,7 +115,18 @@ func TestResumeIsBitExact(t *testing.T) {
 				t.Fatalf("%s made no test or decision in %d steps: the resume check would not cover them", method, want.Steps)
 			}
 			t.Logf("%s: %d steps, %d events, %d drops", method, want.Steps, ckWant.NEvents, ckWant.Drops)
-			for _, stop := range []int{7, p.StepsPerEpoch, 2*p.StepsPerEpoch + 3} {
+			stops := []int{7, p.StepsPerEpoch, 2*p.StepsPerEpoch + 3}
+			if name == "salsa-budget-rollback" {
+				// also stop just before the rollback, after the last Save
+				ev, _ := os.ReadFile(filepath.Join(full, "events.csv"))
+				m := regexp.MustCompile(`(?m)^(\d+),decay,[^,]*,rollback$`).FindSubmatch(ev)
+				if m == nil {
+					t.Fatalf("no rollback in %d steps: the resume check would not cover it; events:\n%s", want.Steps, ev)
+				}
+				r, _ := strconv.Atoi(string(m[1]))
+				stops = append(stops, r-1)
+			}
+			for _, stop := range stops {
 				dir := t.TempDir()
 				r, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), dir, false, stop, tr, val, test, nil, nil)
 				if err != nil || !r.Stopped || r.Steps != stop {
