@@ -4,7 +4,7 @@
 # final line, and the median ratio. Issue 9 asks for ≤ 1.10×.
 # Usage: bash scripts/walltime.sh [PAIRS] [SALSA-BUDGET ARGS...]   (default 3 pairs per task)
 # e.g. bash scripts/walltime.sh 3 --set probe=1 --set probe_early=1
-# NOBUILD=1 uses the bin/salsa there is.
+# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn" measures some tasks only (default "logreg mlp cnn").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-3}; shift || true
@@ -14,7 +14,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 secs() { ./bin/salsa train "$@" --no-plots --out "$tmp/r" 2>/dev/null | grep -o 'seconds=[0-9.]*' | cut -d= -f2; rm -rf "$tmp/r"; }
 echo "| task | shb-hand s | salsa-budget s | ratio |"
 echo "|---|---|---|---|"
-for task in logreg mlp cnn; do
+for task in ${TASKS:-logreg mlp cnn}; do
 	case $task in
 	logreg) common=(--dataset mnist --model logreg --epochs 30); lr=0.1 ;;
 	mlp) common=(--dataset mnist --model mlp --limit 7680 --epochs 20); lr=1 ;;

@@ -42,7 +42,7 @@ func gomlxPlan(t testing.TB, model, method string, n int) *Plan {
 	return p
 }
 
-// gomlxPair is an engine and its scheduler.
+// gomlxPair is an engine and its scheduler (of any engine, despite its name).
 type gomlxPair struct {
 	eng   Engine
 	sched schedule.Scheduler
@@ -50,7 +50,13 @@ type gomlxPair struct {
 
 func newGoMLXPair(t testing.TB, p *Plan, sp *Split) gomlxPair {
 	t.Helper()
-	eng, err := newGoMLXEngine(p, sp)
+	return newPair(t, newGoMLXEngine, p, sp)
+}
+
+// newPair is an engine of the factory and its scheduler.
+func newPair(t testing.TB, factory EngineFactory, p *Plan, sp *Split) gomlxPair {
+	t.Helper()
+	eng, err := factory(p, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,17 +337,7 @@ func TestRollbackPutsBackKept(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pair := func() gomlxPair {
-				eng, err := Engines[c.engine](p, sp)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s, err := schedule.New(p.Scheduler, p.Schedule)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return gomlxPair{eng, s}
-			}
+			pair := func() gomlxPair { return newPair(t, Engines[c.engine], p, sp) }
 			a := pair()
 			var b gomlxPair // restored from a snapshot one step after the last Save
 			kept, saves, snap := math.NaN(), 0, false
