@@ -29,8 +29,7 @@ type TailConfig struct {
 	// of the probe and at the end of every accepted window ([Result.Save]),
 	// and a failed rate puts them back ([Result.Rollback]) with the momentum
 	// zeroed, so that the decay starts from parameters the failed window
-	// has not moved, at the last accepted rate (with ProbeEarly too: no
-	// back-off to half of it).
+	// has not moved.
 	ProbeRollback bool
 }
 
@@ -258,12 +257,10 @@ func (t *Tail) End(obs Observation) (Result, error) {
 		// roll back to should the next rate fail
 		res.Save = t.cfg.ProbeRollback && t.probe.OK != ok && !done
 		if done {
-			if t.cfg.ProbeEarly && failed && !t.cfg.ProbeRollback {
+			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so
 				// the last accepted rate may be at the edge of stability: back
 				// off one level, and drop the momentum of the failed window
-				// (with a rollback the parameters are those the last accepted
-				// rate reached, and the decay starts from that rate)
 				from /= probeRaise
 				res.ResetMomentum = true
 			}
