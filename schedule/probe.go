@@ -26,6 +26,12 @@ import (
 // failed rate, with the momentum of the failed window zeroed. Without a
 // way back to the parameters before the failed window this is not always
 // enough: docs/parity has a cnn run that diverges after it.
+//
+// With [TailConfig.ProbeRollback] there is that way back: the caller keeps
+// the parameters after every accepted window, and a failed rate puts them
+// back before the decay. The early probe's back-off stays: decaying from
+// the last accepted rate itself after a rollback diverged on a held-out
+// cnn (docs/parity).
 const (
 	// probeShare is W's share of the budget: W = max(2, round(0.05·T)).
 	probeShare = 0.05
