@@ -9,7 +9,8 @@
 # probe-cnn probe-mlp probe-logreg probe-deep probe-heldout probe-figure; early-cnn early-mlp early-logreg
 # early-deep early-heldout: the same parts with the probe started early, probe_early=1; early-figure;
 # rollback-cnn rollback-mlp rollback-logreg rollback-deep rollback-heldout: early, and a failed rate
-# rolled back to the last accepted window's parameters, probe_rollback=1; rollback-figure)
+# rolled back to the last accepted window's parameters, probe_rollback=1; rollback-figure;
+# heldout2: the second held-out tasks of docs/parity/heldout2.md, with the rollback)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,6 +134,25 @@ for part in "${parts[@]}"; do
 			fashion-mnist-cnn-early/runs/salsa-budget-lr0.01-s2 "probe early, seed 2" \
 			fashion-mnist-cnn-early/runs/salsa-budget-lr0.01-s1 "probe early, seed 1 (NaN loss at step 69)" \
 			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
+		;;
+	rollback-figure) # docs/parity/rollback-{lr,loss}.png: the cnn run that diverged without the rollback, with it, and tuned (needs jq)
+		figure rollback fashion-mnist-cnn-early/runs/salsa-budget-lr0.01-s1 "probe early, seed 1 (NaN loss at step 69)" \
+			fashion-mnist-cnn-rollback/runs/salsa-budget-lr0.01-s1 "probe early + rollback, seed 1" \
+			fashion-mnist-cnn-rollback/runs/salsa-budget-lr0.01-s3 "probe early + rollback, seed 3" \
+			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
+		;;
+	heldout2) # docs/parity/heldout2.md, written before any of them was run
+		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
+		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
+		h5=(--dataset mnist --model cnn --batch 128 --set wd=5e-4 --epochs 10 --limit 3840 --test-limit 2000)
+		h6=(--dataset fashion-mnist --model mlp --batch 256 --set wd=1e-4 --epochs 15 --limit 15360)
+		h7=(--dataset mnist --model logreg --batch 64 --set wd=1e-3 --epochs 5 --jobs 1)
+		h8=(--dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000)
+		for h in 5 6 7 8; do
+			declare -n args=h$h
+			[ $h = 8 ] && grid=(--grid shb-hand --lr0s 0.3,1,3,10)
+			parity heldout2-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" "${grid[@]}"
+		done
 		;;
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
