@@ -45,10 +45,7 @@ func TestHostMatchesFloat64(t *testing.T) {
 	for name := range mk32 {
 		t.Run(name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 4))
-			w0 := make([]float32, in*out)
-			for i := range w0 {
-				w0[i] = float32(0.3 * r.NormFloat64())
-			}
+			w0 := normalWeights(r, in*out, 0.3)
 			lr := 0.5
 			if name == "schedule-free-adamw" {
 				lr = 0.01

@@ -65,10 +65,7 @@ func TestNewTrainerMatchesTrainer(t *testing.T) {
 func newTrainerMatchesTrainer(t *testing.T, along schedule.Along) {
 	const in, out, batch, steps, switchAt = 4, 3, 16, 300, 60
 	r := rand.New(rand.NewPCG(3, 4))
-	w0 := make([]float32, in*out)
-	for i := range w0 {
-		w0[i] = float32(0.3 * r.NormFloat64())
-	}
+	w0 := normalWeights(r, in*out, 0.3)
 	backend := gobackend.GetBackend()
 	cfg := Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 1e-3, SearchAlongD: along == schedule.AlongD}
 
@@ -424,10 +421,7 @@ func TestSearchDirectionMustAgree(t *testing.T) {
 func TestNewTrainerRollback(t *testing.T) {
 	const in, out, batch, steps = 4, 3, 16, 300
 	r := rand.New(rand.NewPCG(3, 4))
-	w0 := make([]float32, in*out)
-	for i := range w0 {
-		w0[i] = float32(0.3 * r.NormFloat64())
-	}
+	w0 := normalWeights(r, in*out, 0.3)
 	store := model.NewStore()
 	opt, err := NewOptimizer(store, Config{LR: 0.01, Beta: 0.9, Nu: 1, WeightDecay: 1e-3})
 	if err != nil {

@@ -128,10 +128,7 @@ func TestOptimizerLoopMatchesTrainer(t *testing.T) {
 func loopMatchesTrainer(t *testing.T, cfg Config, lr0 float64, momentum string) {
 	const in, out, batch, steps = 4, 3, 16, 400
 	r := rand.New(rand.NewPCG(3, 4))
-	w0 := make([]float32, in*out)
-	for i := range w0 {
-		w0[i] = float32(0.3 * r.NormFloat64())
-	}
+	w0 := normalWeights(r, in*out, 0.3)
 	backend := gobackend.GetBackend()
 
 	// (a) GoMLX's trainer and loop.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/salsaopt/salsa/schedule"
@@ -47,11 +48,7 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 	src := t.keptSources()
 	if res.Save {
 		for _, v := range src {
-			val, err := v.Value()
-			if err != nil {
-				return fmt.Errorf("salsagomlx: keeping %s: %w", v.Path(), err)
-			}
-			c, err := val.Clone()
+			c, err := clonedValue(v)
 			if err != nil {
 				return fmt.Errorf("salsagomlx: keeping %s: %w", v.Path(), err)
 			}
@@ -79,11 +76,7 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 		kept[i] = kv
 	}
 	for i, v := range src {
-		val, err := kept[i].Value()
-		if err != nil {
-			return err
-		}
-		c, err := val.Clone()
+		c, err := clonedValue(kept[i])
 		if err != nil {
 			return err
 		}
@@ -92,4 +85,14 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 		}
 	}
 	return nil
+}
+
+// clonedValue is a copy of v's value, which SetValue on another variable
+// may own (and free).
+func clonedValue(v *model.Variable) (*tensors.Tensor, error) {
+	val, err := v.Value()
+	if err != nil {
+		return nil, err
+	}
+	return val.Clone()
 }

@@ -78,6 +78,16 @@ func (s *constSched) End(obs schedule.Observation) (schedule.Result, error) {
 func (s *constSched) MarshalBinary() ([]byte, error) { return nil, nil }
 func (s *constSched) UnmarshalBinary([]byte) error   { return nil }
 
+// normalWeights draws n weights from N(0, scale²) with r: the initial
+// weights of a fixedLinear model.
+func normalWeights(r *rand.Rand, n int, scale float64) []float32 {
+	w := make([]float32, n)
+	for i := range w {
+		w[i] = float32(scale * r.NormFloat64())
+	}
+	return w
+}
+
 // fixedLinear is softmax regression whose weights start from w0 (flat,
 // row-major [in, out]) and zero bias.
 func fixedLinear(w0 []float32, in, out int) Model {
@@ -190,10 +200,7 @@ func TestRunMatchesHost(t *testing.T) {
 	for _, c := range []struct{ search, decayAll bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
 		search := c.search
 		r := rand.New(rand.NewPCG(1, 2))
-		w0 := make([]float32, in*out)
-		for i := range w0 {
-			w0[i] = float32(0.3 * r.NormFloat64())
-		}
+		w0 := normalWeights(r, in*out, 0.3)
 		cfg := Config{LR: 0.2, Beta: 0.9, Nu: 0.7, WeightDecay: 0.01, DecayAll: c.decayAll}
 		tr, err := New(gobackend.GetBackend(), model.NewStore(), fixedLinear(w0, in, out), cfg)
 		if err != nil {

@@ -77,10 +77,7 @@ func TestRunNaNLoss(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	const in, out, n = 7, 3, 40
 	r := rand.New(rand.NewPCG(7, 8))
-	w0 := make([]float32, in*out)
-	for i := range w0 {
-		w0[i] = float32(0.5 * r.NormFloat64())
-	}
+	w0 := normalWeights(r, in*out, 0.5)
 	tr, err := New(gobackend.GetBackend(), model.NewStore(), fixedLinear(w0, in, out), Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 0.5})
 	if err != nil {
 		t.Fatal(err)
@@ -153,10 +150,7 @@ func TestEvaluate(t *testing.T) {
 func TestAdamMatchesHost(t *testing.T) {
 	const in, out, n = 6, 3, 16
 	r := rand.New(rand.NewPCG(9, 10))
-	w0 := make([]float32, in*out)
-	for i := range w0 {
-		w0[i] = float32(0.3 * r.NormFloat64())
-	}
+	w0 := normalWeights(r, in*out, 0.3)
 	cfg := Config{LR: 0.01, Direction: Adam, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, DecayAll: true}
 	tr, err := New(gobackend.GetBackend(), model.NewStore(), fixedLinear(w0, in, out), cfg)
 	if err != nil {

@@ -251,11 +251,10 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	k := t.st.commit()
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
-		ok := t.probe.OK
 		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
-		// a rate accepted at this step: keep the parameters it reached, to
-		// roll back to should the next rate fail
-		res.Save = t.cfg.ProbeRollback && t.probe.OK != ok && !done
+		// a window accepted at this step, and the probe goes on: keep the
+		// parameters its rate reached, to roll back to should the next fail
+		res.Save = t.cfg.ProbeRollback && !done && len(evs) > 0 && evs[0].Accept
 		if done {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so

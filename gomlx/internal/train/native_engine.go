@@ -271,10 +271,7 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	}
 	copy(e.t.X, st.X)
 	copy(e.t.Momentum(), st.H)
-	e.saved = append([]float32(nil), st.Saved...)
-	if st.Saved == nil {
-		e.saved = nil
-	}
+	e.saved = st.Saved // decoded afresh: nil when the snapshot kept none
 	if e.adam != nil {
 		return e.adam.UnmarshalBinary(st.Adam)
 	}
