@@ -14,6 +14,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -477,9 +478,49 @@ func lrPlot(r *run) *fig {
 			draw.GlyphStyle{Color: plotutil.Color(1), Radius: 3.5, Shape: draw.PyramidGlyph{}})
 		ys = append(ys, dy...)
 	}
+	ys = append(ys, f.addProbe(r)...)
 	f.addMarks(r, false, true)
 	f.logY(ys)
 	return f
+}
+
+// addProbe marks the rate probe (salsa-budget with probe=1) on the
+// learning-rate figure: its start, at the rate its first window tests, and
+// at each window's last step the rate the window tested, kept (its mean
+// loss was not significantly above the last accepted window's) or failed
+// (a rejected window, or two outliers in a row). It returns the rates
+// marked.
+func (f *fig) addProbe(r *run) []float64 {
+	var sx, sy, kx, ky, fx, fy []float64
+	for _, e := range r.events {
+		switch {
+		case e.Kind != schedule.KindProbe:
+		case e.Reason == "start":
+			sx, sy = append(sx, float64(e.Step)), append(sy, e.NewLR)
+		case e.Accept:
+			kx, ky = append(kx, float64(e.Step)), append(ky, e.NewLR)
+		default:
+			fx, fy = append(fx, float64(e.Step)), append(fy, e.NewLR)
+		}
+	}
+	for _, m := range []struct {
+		name   string
+		xs, ys []float64
+		glyph  draw.GlyphStyle
+	}{
+		{"probe start: first rate tested", sx, sy, draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: 4, Shape: draw.RingGlyph{}}},
+		{"probe window (%d): rate kept", kx, ky, draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
+		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
+	} {
+		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
+			name := m.name
+			if strings.Contains(name, "%d") {
+				name = fmt.Sprintf(name, len(pts))
+			}
+			f.scatter(name, pts, m.glyph)
+		}
+	}
+	return slices.Concat(sy, ky, fy)
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the
@@ -763,7 +804,7 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 		case schedule.KindDecay:
 			decay.xs = append(decay.xs, float64(e.Step))
 			if withLegend {
-				decay.labels = append(decay.labels, fmt.Sprintf("decay to 0 (step %d)", e.Step))
+				decay.labels = append(decay.labels, decayLabel(e))
 			}
 		case schedule.KindSwitch:
 			sw.xs = append(sw.xs, float64(e.Step))
@@ -782,6 +823,16 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	}
 	f.addLabelledRules(sw, "switch", withLegend)
 	f.addLabelledRules(decay, "decay", withLegend)
+}
+
+// decayLabel names salsa-budget's decay: the step, the rate it starts
+// from and why it began (the budget, the probe's end or a rollback).
+func decayLabel(e schedule.Event) string {
+	why := ""
+	if e.Reason != "" {
+		why = ", " + e.Reason
+	}
+	return fmt.Sprintf("decay to 0 from %.3g%s (step %d)", e.NewLR, why, e.Step)
 }
 
 // addLabelledRules adds rules whose labels the figure places (f.labelled),

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	_ "image/png"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,9 +55,19 @@ func (r *recorder) End(o schedule.Observation) (schedule.Result, error) {
 // drawing only) and run.json.
 func writeRun(t *testing.T, dir, method string, steps int) (schedule.Config, []schedule.Event) {
 	t.Helper()
+	return writeRunWith(t, dir, method, steps, nil)
+}
+
+// writeRunWith is writeRun with the scheduler's configuration changed by
+// set, if not nil.
+func writeRunWith(t *testing.T, dir, method string, steps int, set func(*schedule.Config)) (schedule.Config, []schedule.Event) {
+	t.Helper()
 	cfg, err := schedule.Defaults(schedule.PresetPaper, 1000, 10, 0.1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if set != nil {
+		set(&cfg)
 	}
 	s, err := schedule.New(method, cfg)
 	if err != nil {
@@ -847,6 +858,76 @@ func TestRunColorsDistinct(t *testing.T) {
 		seen[c] = i
 		if i < 7 && styleOf(i, 17).line.Color != plotutil.Color(i) {
 			t.Errorf("run %d: colour %v, want plotutil's %v", i, styleOf(i, 17).line.Color, plotutil.Color(i))
+		}
+	}
+}
+
+// The learning-rate figure of salsa-budget with the rate probe marks every
+// probe window at the rate it tested, kept or failed, and names the rate
+// the decay starts from and why it began.
+func TestPlotProbe(t *testing.T) {
+	dir := t.TempDir()
+	_, evs := writeRunWith(t, dir, "salsa-budget", 1500, func(c *schedule.Config) {
+		c.SetBudget(1500, 0)
+		c.Tail.Probe, c.Tail.ProbeEarly = true, true
+	})
+	var start, kept, failed plotter.XYs
+	var decay schedule.Event
+	for _, e := range evs {
+		p := plotter.XY{X: float64(e.Step), Y: e.NewLR}
+		switch {
+		case e.Kind == schedule.KindDecay:
+			decay = e
+		case e.Kind != schedule.KindProbe:
+		case e.Reason == "start":
+			start = append(start, p)
+		case e.Accept:
+			kept = append(kept, p)
+		default:
+			failed = append(failed, p)
+		}
+	}
+	if len(start) != 1 || len(kept) < 1 || len(failed) != 1 || decay.Step == 0 {
+		t.Fatalf("the run has %d probe starts, %d kept and %d failed windows and a decay at step %d: want 1, ≥ 1, 1 and one", len(start), len(kept), len(failed), decay.Step)
+	}
+	r, err := loadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := lrPlot(r)
+	got := map[string]plotter.XYs{}
+	for _, c := range f.data {
+		got[c.name] = c.pts
+	}
+	for name, want := range map[string]plotter.XYs{
+		"probe start: first rate tested":                           start,
+		fmt.Sprintf("probe window (%d): rate kept", len(kept)):     kept,
+		fmt.Sprintf("probe window (%d): rate failed", len(failed)): failed,
+	} {
+		if !slices.Equal(got[name], want) {
+			t.Errorf("%q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
+		}
+	}
+	wantLabel := fmt.Sprintf("decay to 0 from %.3g, %s (step %d)", decay.NewLR, decay.Reason, decay.Step)
+	var labels []string
+	for _, r := range f.labelled {
+		labels = append(labels, r.labels...)
+	}
+	if !slices.Contains(labels, wantLabel) {
+		t.Errorf("labels %q, want %q among them", labels, wantLabel)
+	}
+	checkRunLayout(t, dir)
+
+	// A run without the probe has no probe marks.
+	plain := t.TempDir()
+	writeRun(t, plain, "salsa", 1500)
+	r, err = loadRun(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range lrPlot(r).data {
+		if strings.HasPrefix(c.name, "probe") {
+			t.Errorf("salsa: %q drawn", c.name)
 		}
 	}
 }
