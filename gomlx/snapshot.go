@@ -74,7 +74,15 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 	if nModel == 0 {
 		return nil, errors.New("salsagomlx: snapshot: the model has no variables yet (they are created by the first step)")
 	}
+	// The buffer is sized once: growing it by doubling to the size of the
+	// parameters (twice that with a kept copy) costs more than the copy.
+	size := len(snapshotMagic) + 4 + 4 + 8 + 4
+	for _, v := range vs {
+		sh := v.Shape()
+		size += 4 + len(v.Path()) + 4 + 4 + 8*sh.Rank() + 8 + int(sh.ByteSize())
+	}
 	var b bytes.Buffer
+	b.Grow(size)
 	b.WriteString(snapshotMagic)
 	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
 	version := uint32(snapshotVersion)

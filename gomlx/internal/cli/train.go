@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,6 +157,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	download := fs.Bool("download", false, "download the dataset's missing files (verified by SHA-256)")
 	mirror := fs.String("mirror", "", "base `URL` for --download (default: the dataset's usual mirror)")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training (data loading and figures left out) to `file`, for go tool pprof")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
@@ -247,8 +249,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// and the figures; a second signal kills the process as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	fmt.Fprintf(stderr, "salsa train: writing to %s\n", *out)
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		stop()
+		return err
+	}
 	res, err := train.Run(ctx, p, *out, *resume, *maxSteps, tr, val, test, progress, stderr)
 	stop()
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K") // the progress bar's line
 	}
@@ -277,4 +287,27 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		metric, res.TestLoss, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Epochs, res.Seconds)
 	fmt.Fprintf(stderr, "salsa train: outputs in %s\n", *out)
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into the file path, if not empty,
+// and returns the function that stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile %s: %w", path, err)
+		}
+		return nil
+	}, nil
 }

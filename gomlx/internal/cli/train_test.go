@@ -35,9 +35,14 @@ func TestTrainMNISTResume(t *testing.T) {
 	if m[1] < "0.85" {
 		t.Errorf("test_acc %s after one epoch", m[1])
 	}
-	code, stop, errs := run(t, "train", "--epochs", "1", "--out", b, "--max-steps", "150", "--no-plots")
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, stop, errs := run(t, "train", "--epochs", "1", "--out", b, "--max-steps", "150", "--no-plots", "--cpuprofile", prof)
 	if code != 0 || !strings.HasPrefix(stop, "stopped (--max-steps): steps=150") {
 		t.Fatalf("exit %d: %q %s", code, stop, errs)
+	}
+	// --cpuprofile writes a pprof profile: gzip-compressed protocol buffers.
+	if p, err := os.ReadFile(prof); err != nil || len(p) < 100 || p[0] != 0x1f || p[1] != 0x8b {
+		t.Errorf("--cpuprofile: %d bytes, err %v; want a gzip-compressed profile", len(p), err)
 	}
 	code, _, errs = run(t, "train", "--out", b, "--no-plots")
 	if code != 1 || !strings.Contains(errs, "pass --resume") {
@@ -116,6 +121,7 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"train", "--out", dir, "--max-steps", "-3"}, 1, "--max-steps -3: must be ≥ 0"},
 		{[]string{"train", "--resume", "--out", filepath.Join(dir, "none")}, 1, "--resume"},
 		{[]string{"train", "--out", dir, "--data", filepath.Join(dir, "nodata")}, 1, "nodata"},
+		{[]string{"train", "--out", dir, "--max-steps", "1", "--cpuprofile", filepath.Join(dir, "no", "cpu.pprof")}, 1, "--cpuprofile " + filepath.Join(dir, "no", "cpu.pprof") + ": open"},
 	}
 	for _, c := range cases {
 		code, _, errs := run(t, c.args...)

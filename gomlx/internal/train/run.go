@@ -313,6 +313,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			ck.Logged, ck.Pending, ck.PendingEvents = sizes, nil, nil
 		}
 		var buf bytes.Buffer
+		buf.Grow(len(ck.Engine) + len(ck.Scheduler) + 1<<16) // one allocation for the blobs, not a doubling
 		if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
 			return err
 		}
