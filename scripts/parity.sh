@@ -10,7 +10,10 @@
 # early-deep early-heldout: the same parts with the probe started early, probe_early=1; early-figure;
 # rollback-cnn rollback-mlp rollback-logreg rollback-deep rollback-heldout: early, and a failed rate
 # rolled back to the last accepted window's parameters, probe_rollback=1; rollback-figure;
-# heldout2: the second held-out tasks of docs/parity/heldout2.md, with the rollback)
+# heldout2: the second held-out tasks of docs/parity/heldout2.md, with the rollback;
+# heldout2-peers: Schedule-Free AdamW and SGD, untuned, beside the same tuned runs;
+# heldout2-wide: the shb-hand grid one step above its top where the tuned lr is the top;
+# wide: the same for the cnn, H4 and the lstm)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,7 +144,7 @@ for part in "${parts[@]}"; do
 			fashion-mnist-cnn-rollback/runs/salsa-budget-lr0.01-s3 "probe early + rollback, seed 3" \
 			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
 		;;
-	heldout2) # docs/parity/heldout2.md, written before any of them was run
+	heldout2 | heldout2-peers | heldout2-wide) # docs/parity/heldout2.md, written before any of them was run
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
 		h5=(--dataset mnist --model cnn --batch 128 --set wd=5e-4 --epochs 10 --limit 3840 --test-limit 2000)
@@ -151,8 +154,24 @@ for part in "${parts[@]}"; do
 		for h in 5 6 7 8; do
 			declare -n args=h$h
 			[ $h = 8 ] && grid=(--grid shb-hand --lr0s 0.3,1,3,10)
-			parity heldout2-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" "${grid[@]}"
+			case $part in
+			heldout2) parity heldout2-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" "${grid[@]}" ;;
+			heldout2-peers) PEERS=1 parity heldout2-h$h-peers parity/heldout2-h$h --methods schedule-free-adamw,schedule-free-sgd,shb-hand "${args[@]}" "${grid[@]}" ;;
+			heldout2-wide) # after the runs: H5 and H8 were tuned at the grid's top
+				case $h in
+				5) PEERS=1 parity heldout2-h5-wide parity/heldout2-h5 --methods shb-hand "${args[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3 ;;
+				8) PEERS=1 parity heldout2-h8-wide parity/heldout2-h8 --methods shb-hand "${args[@]}" --grid shb-hand --lr0s 0.3,1,3,10,30,100,300 ;;
+				esac ;;
+			esac
 		done
+		;;
+	wide) # after the runs: the grids whose tuned lr was their top, one step wider (the lstm, three)
+		PEERS=1 parity fashion-mnist-cnn-wide compare/fashion-mnist-cnn --methods shb-hand --dataset fashion-mnist --model cnn \
+			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1,3
+		PEERS=1 parity heldout-h4-wide parity/heldout-h4 --methods shb-hand --dataset fashion-mnist --model cnn --batch 64 --set wd=0 \
+			--epochs 12 --limit 1920 --test-limit 2000 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		PEERS=1 parity tinyshakespeare-lstm-wide compare/tinyshakespeare-lstm --methods shb-hand --dataset tinyshakespeare --model lstm \
+			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3,10,30,100
 		;;
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
