@@ -205,6 +205,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err := g.WriteReport(s); err != nil {
 		return err
 	}
+	for _, rs := range s.Rows {
+		if w := rs.EdgeWarning(); w != "" {
+			fmt.Fprintln(stderr, "compare: warning: "+w)
+		}
+	}
 	fmt.Fprintf(stdout, "trained %d, resumed %d, skipped %d (finished before), failed %d", out.Trained, out.Resumed, done, out.Failed)
 	if failed > 0 {
 		fmt.Fprintf(stdout, ", skipped %d (failed before)", failed)

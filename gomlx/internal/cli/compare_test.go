@@ -271,6 +271,27 @@ func TestCompareGridPicksByValidation(t *testing.T) {
 			!strings.Contains(string(report), "never the test metric") {
 			t.Errorf("report.md's tuning table:\n%s", report)
 		}
+		// Either pick is an end of a two-rate grid: the report and stderr say so.
+		edge, beyond := "largest", "above"
+		if c.highVal == "0.01" {
+			edge, beyond = "smallest", "below"
+		}
+		warn := "shb-hand: the lr0 picked, " + c.highVal + ", is the " + edge + " of --lr0s: the best rate may lie " + beyond + " the grid; widen it to tell"
+		if !strings.Contains(string(report), "**"+warn+".**") || !strings.Contains(stderr, "compare: warning: "+warn+"\n") {
+			t.Errorf("want the warning %q in report.md and on stderr; stderr:\n%s\nreport:\n%s", warn, stderr, report)
+		}
+	}
+	// A rate inside the grid, best on validation: no warning.
+	args3 := slices.Clone(args)
+	args3[slices.Index(args3, "0.01,0.1")] = "0.01,0.03,0.1"
+	if code, _, stderr := run(t, args3...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	setColumn(t, filepath.Join(out, "runs", "shb-hand-lr0.03-s1"), "val_acc", 0.95)
+	code, _, stderr = run(t, args3...)
+	report, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if code != 0 || !strings.Contains(string(report), "| shb-hand | 0.03 | 0.9500 | yes |") || strings.Contains(stderr, "warning") || strings.Contains(string(report), "widen it") {
+		t.Errorf("lr0 0.03 picked inside the grid: exit %d, stderr %q, report:\n%s", code, stderr, report)
 	}
 }
 

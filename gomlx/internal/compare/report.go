@@ -132,12 +132,28 @@ type Candidate struct {
 
 // RowSummary is a row of the report.
 type RowSummary struct {
-	Name   string        `json:"name"`
-	Method string        `json:"method"`
-	LR0    float64       `json:"lr0"`
-	Tuned  bool          `json:"tuned,omitempty"`
-	Tuning []Candidate   `json:"tuning,omitempty"`
-	Seeds  []SeedSummary `json:"seeds"`
+	Name   string      `json:"name"`
+	Method string      `json:"method"`
+	LR0    float64     `json:"lr0"`
+	Tuned  bool        `json:"tuned,omitempty"`
+	Tuning []Candidate `json:"tuning,omitempty"`
+	// Edge, for a tuned row, is "largest" or "smallest" when the lr0 picked
+	// is that end of --lr0s: the best rate may lie beyond the grid.
+	Edge  string        `json:"edge,omitempty"`
+	Seeds []SeedSummary `json:"seeds"`
+}
+
+// EdgeWarning says that a tuned row's lr0 is at an end of its grid, or is
+// "" if it is not.
+func (rs RowSummary) EdgeWarning() string {
+	if rs.Edge == "" {
+		return ""
+	}
+	beyond := "above"
+	if rs.Edge == "smallest" {
+		beyond = "below"
+	}
+	return fmt.Sprintf("%s: the lr0 picked, %s, is the %s of --lr0s: the best rate may lie %s the grid; widen it to tell", rs.Name, fmtFloat(rs.LR0), rs.Edge, beyond)
 }
 
 // Summary is summary.json: what the report says, for profiles over tasks.
@@ -234,6 +250,12 @@ func (g *Grid) Summarize() (*Summary, error) {
 			}
 			if math.IsInf(best, -1) || math.IsNaN(best) {
 				return nil, fmt.Errorf("%s: no lr0 of --lr0s has a validation metric (every run failed?)", r.Name)
+			}
+			switch r.Chosen {
+			case slices.Max(r.LR0s):
+				rs.Edge = "largest"
+			case slices.Min(r.LR0s):
+				rs.Edge = "smallest"
 			}
 		}
 		rs.LR0 = r.Chosen
@@ -499,6 +521,11 @@ func (g *Grid) WriteReport(s *Summary) error {
 					val += fmt.Sprintf(" (%d/%d seeds failed)", c.Failed, n)
 				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", rs.Name, fmtFloat(c.LR0), val, mark)
+			}
+		}
+		for _, rs := range tuned {
+			if w := rs.EdgeWarning(); w != "" {
+				fmt.Fprintf(&b, "\n**%s.**\n", w)
 			}
 		}
 	}
