@@ -61,6 +61,11 @@ figure() {
 
 logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
 mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.01,0.1,1)
+# the deep tasks (issue 8's comparison tasks) and held-out H4, without their grids
+cnn=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20)
+lstm=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20)
+resnet20=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20)
+h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
 for part in "${parts[@]}"; do
 	# early-X is probe-X with probe_early=1, into runs/parity/*-early;
 	# rollback-X adds probe_rollback=1, into runs/parity/*-rollback
@@ -88,20 +93,15 @@ for part in "${parts[@]}"; do
 		parity mnist-mlp-nodrop-from compare/mnist-mlp --methods salsa-budget,shb-hand --set salsa_drop_after=1000000000 "${mlp[@]}"
 		;;
 	deep)
-		parity fashion-mnist-cnn compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --dataset fashion-mnist --model cnn \
-			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
-		parity tinyshakespeare-lstm compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --dataset tinyshakespeare --model lstm \
-			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
-		parity tinyshakespeare-lstm-fraction compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --set decay_from_switch=0 --dataset tinyshakespeare --model lstm \
-			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
-		parity fashion-mnist-resnet20 compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand --dataset fashion-mnist --model resnet20 \
-			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		parity fashion-mnist-cnn compare/fashion-mnist-cnn --methods salsa-budget,shb-hand "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1
+		parity tinyshakespeare-lstm compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand "${lstm[@]}" --grid shb-hand --lr0s 0.3,1,3
+		parity tinyshakespeare-lstm-fraction compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand --set decay_from_switch=0 "${lstm[@]}" --grid shb-hand --lr0s 0.3,1,3
+		parity fashion-mnist-resnet20 compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand "${resnet20[@]}" --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	momentum) # the line search along the update's direction d_k (ls_dir=d) instead of g
 		parity mnist-logreg-alongd parity/mnist-logreg --methods salsa-budget,shb-hand --set ls_dir=d "${logreg[@]}"
 		parity mnist-mlp-alongd compare/mnist-mlp --methods salsa-budget,shb-hand --set ls_dir=d "${mlp[@]}"
-		parity fashion-mnist-cnn-alongd compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set ls_dir=d --dataset fashion-mnist --model cnn \
-			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		parity fashion-mnist-cnn-alongd compare/fashion-mnist-cnn --methods salsa-budget,shb-hand --set ls_dir=d "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	momentum-figure) # docs/parity/momentum-{lr,loss}.png: the cnn's rate and loss along g and along d (needs jq)
 		figure momentum fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 "along g (salsa-budget), seed 1" \
@@ -110,8 +110,7 @@ for part in "${parts[@]}"; do
 			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
 		;;
 	probe-cnn) # salsa-budget with the rate probe (probe=1): after the switch, double the rate while window means do not rise
-		parity fashion-mnist-cnn-$sfx compare/fashion-mnist-cnn --methods salsa-budget,shb-hand "${probe[@]}" --dataset fashion-mnist --model cnn \
-			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		parity fashion-mnist-cnn-$sfx compare/fashion-mnist-cnn --methods salsa-budget,shb-hand "${probe[@]}" "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	probe-mlp)
 		parity mnist-mlp-$sfx compare/mnist-mlp --methods salsa-budget,shb-hand "${probe[@]}" "${mlp[@]}"
@@ -121,10 +120,8 @@ for part in "${parts[@]}"; do
 		parity mnist-logreg-wd0-$sfx parity/mnist-logreg-wd0 --methods salsa-budget,shb-hand --set wd=0 "${probe[@]}" "${logreg[@]}"
 		;;
 	probe-deep)
-		parity tinyshakespeare-lstm-$sfx compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand "${probe[@]}" --dataset tinyshakespeare --model lstm \
-			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3
-		parity fashion-mnist-resnet20-$sfx compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand "${probe[@]}" --dataset fashion-mnist --model resnet20 \
-			--limit 640 --test-limit 500 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1
+		parity tinyshakespeare-lstm-$sfx compare/tinyshakespeare-lstm --methods salsa-budget,shb-hand "${probe[@]}" "${lstm[@]}" --grid shb-hand --lr0s 0.3,1,3
+		parity fashion-mnist-resnet20-$sfx compare/fashion-mnist-resnet20 --methods salsa-budget,shb-hand "${probe[@]}" "${resnet20[@]}" --grid shb-hand --lr0s 0.1,0.3,1
 		;;
 	probe-figure) # docs/parity/probe-{lr,loss}.png: the cnn's rate and loss with the probe and without (needs jq)
 		figure probe fashion-mnist-cnn/runs/salsa-budget-lr0.01-s1 "salsa-budget, seed 1" \
@@ -166,19 +163,15 @@ for part in "${parts[@]}"; do
 		done
 		;;
 	wide) # after the runs: the grids whose tuned lr was their top, one step wider (the lstm, three)
-		PEERS=1 parity fashion-mnist-cnn-wide compare/fashion-mnist-cnn --methods shb-hand --dataset fashion-mnist --model cnn \
-			--limit 1920 --test-limit 2000 --epochs 20 --grid shb-hand --lr0s 0.1,0.3,1,3
-		PEERS=1 parity heldout-h4-wide parity/heldout-h4 --methods shb-hand --dataset fashion-mnist --model cnn --batch 64 --set wd=0 \
-			--epochs 12 --limit 1920 --test-limit 2000 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
-		PEERS=1 parity tinyshakespeare-lstm-wide compare/tinyshakespeare-lstm --methods shb-hand --dataset tinyshakespeare --model lstm \
-			--limit 25000 --test-limit 10000 --epochs 20 --grid shb-hand --lr0s 0.3,1,3,10,30,100
+		PEERS=1 parity fashion-mnist-cnn-wide compare/fashion-mnist-cnn --methods shb-hand "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1,3
+		PEERS=1 parity heldout-h4-wide parity/heldout-h4 --methods shb-hand "${h4[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		PEERS=1 parity tinyshakespeare-lstm-wide compare/tinyshakespeare-lstm --methods shb-hand "${lstm[@]}" --grid shb-hand --lr0s 0.3,1,3,10,30,100
 		;;
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 		h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
 		h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
 		h3=(--dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000)
-		h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
 		for h in 1 2 3 4; do
 			declare -n args=h$h
 			if [ "$part" = heldout ]; then
