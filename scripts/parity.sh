@@ -9,7 +9,7 @@
 # probe-cnn probe-mlp probe-logreg probe-deep probe-heldout probe-figure; early-cnn early-mlp early-logreg
 # early-deep early-heldout: the same parts with the probe started early, probe_early=1; early-figure;
 # rollback-cnn rollback-mlp rollback-logreg rollback-deep rollback-heldout: early, and a failed rate
-# rolled back to the last accepted window's parameters, probe_rollback=1; rollback-figure;
+# rolled back to the last accepted window's parameters, probe_rollback=1; rollback-figure; marks-figure (a rollback run with the probe marked);
 # heldout2: the second held-out tasks of docs/parity/heldout2.md, with the rollback;
 # heldout2-peers: Schedule-Free AdamW and SGD, untuned, beside the same tuned runs;
 # heldout2-wide: the shb-hand grid one step above its top where the tuned lr is the top;
@@ -140,6 +140,12 @@ for part in "${parts[@]}"; do
 			fashion-mnist-cnn-rollback/runs/salsa-budget-lr0.01-s1 "probe early + rollback, seed 1" \
 			fashion-mnist-cnn-rollback/runs/salsa-budget-lr0.01-s3 "probe early + rollback, seed 3" \
 			fashion-mnist-cnn/runs/shb-hand-lr1-s1 "tuned shb-hand (lr 1), seed 1"
+		;;
+	marks-figure) # docs/parity/rollback-run-lr.png: salsa plot's learning-rate figure of one rollback run, the probe marked
+		tmp=$(mktemp -d)
+		./bin/salsa plot --run runs/parity/fashion-mnist-cnn-rollback/runs/salsa-budget-lr0.01-s1 --out "$tmp" >/dev/null
+		cp "$tmp/lr.png" docs/parity/rollback-run-lr.png
+		rm -rf "$tmp"
 		;;
 	heldout2 | heldout2-peers | heldout2-wide) # docs/parity/heldout2.md, written before any of them was run
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
