@@ -13,7 +13,9 @@
 # heldout2: the second held-out tasks of docs/parity/heldout2.md, with the rollback;
 # heldout2-peers: Schedule-Free AdamW and SGD, untuned, beside the same tuned runs;
 # heldout2-wide: the shb-hand grid one step above its top where the tuned lr is the top;
-# wide: the same for the cnn, H4 and the lstm)
+# wide: the same for the cnn, H4 and the lstm;
+# heldout3: the third held-out tasks of docs/parity/heldout3.md, grids widened until the tuned lr is inside;
+# heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +40,19 @@ parity() {
 	# the peers run untuned, at their authors' defaults: no start rates
 	[[ " $* " == *" --start-lr0s "* || -n "${PEERS:-}" ]] && st=()
 	./bin/salsa compare "$@" "${st[@]}" --seeds 3 --no-plots --out "$dir" | tail -1
+}
+
+# widen LRS EDGE: LRS (comma-separated, ascending, of the 1-3-10 sequence)
+# with the next value beyond the end EDGE names ("largest" or "smallest");
+# fails when EDGE is empty: the tuned lr is inside the grid.
+widen() {
+	local lrs=$1 edge=$2 first last
+	first=${lrs%%,*} last=${lrs##*,}
+	case $edge in
+	largest) awk -v x="$last" 'BEGIN { printf "%s,%g\n", ARGV[1], (substr(sprintf("%e", x), 1, 1) == "1" ? 3 : 10 / 3) * x }' "$lrs" ;;
+	smallest) awk -v x="$first" 'BEGIN { printf "%g,%s\n", (substr(sprintf("%e", x), 1, 1) == "1" ? 0.3 : 1 / 3) * x, ARGV[1] }' "$lrs" ;;
+	*) return 1 ;;
+	esac
 }
 
 # figure NAME (RUN LABEL)...: docs/parity/NAME-{lr,loss}.png, salsa plot's
@@ -166,6 +181,29 @@ for part in "${parts[@]}"; do
 				8) PEERS=1 parity heldout2-h8-wide parity/heldout2-h8 --methods shb-hand "${args[@]}" --grid shb-hand --lr0s 0.3,1,3,10,30,100,300 ;;
 				esac ;;
 			esac
+		done
+		;;
+	heldout3 | heldout3-peers) # docs/parity/heldout3.md, written before any of them was run
+		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
+		h9=(--dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000)
+		h10=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000)
+		h11=(--dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000)
+		h12=(--dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1)
+		for h in 9 10 11 12; do
+			declare -n args=h$h
+			lrs=0.01,0.03,0.1,0.3,1,3
+			[ $h = 10 ] && lrs=1,3,10,30,100,300
+			if [ "$part" = heldout3 ]; then
+				# the grid is widened, one value of the 1-3-10 sequence at a
+				# time, until the tuned lr is inside it (heldout3.md)
+				for _ in 1 2 3 4; do
+					parity heldout3-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" --grid shb-hand --lr0s $lrs
+					lrs=$(widen $lrs "$(jq -r '.rows[] | select(.name == "shb-hand") | .edge // ""' runs/parity/heldout3-h$h/summary.json)") || break
+				done
+			else # the untuned peers beside the same tuned shb-hand runs
+				lrs=$(jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' runs/parity/heldout3-h$h/summary.json)
+				PEERS=1 parity heldout3-h$h-peers parity/heldout3-h$h --methods schedule-free-adamw,schedule-free-sgd,shb-hand "${args[@]}" --grid shb-hand --lr0s $lrs
+			fi
 		done
 		;;
 	wide) # after the runs: the grids whose tuned lr was their top, one step wider (the lstm, three)
