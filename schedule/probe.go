@@ -32,6 +32,12 @@ import (
 // back before the decay. The early probe's back-off stays: decaying from
 // the last accepted rate itself after a rollback diverged on a held-out
 // cnn (docs/parity).
+//
+// With [TailConfig.ProbeSettle] the early probe waits for the warm-up to
+// settle: each doubling costs the probe a window, 5% of the budget, so a
+// climb of k doublings costs k·5% of it, while SSLS raises its rate by up
+// to ρ_inc per step. The probe takes over once SSLS's rate has risen by
+// less than the probe's ×2 over the last W steps.
 const (
 	// probeShare is W's share of the budget: W = max(2, round(0.05·T)).
 	probeShare = 0.05
@@ -65,6 +71,9 @@ type probeState struct {
 	PN   int       // its length n; below 2 there is nothing to compare with, and every window passes
 	Win  []float64 // the losses of the current window; before the switch, the last W
 	Hot  int       // outliers in a row, up to the last step
+	// Rates, with ProbeSettle and before the probe starts: the warm-up's
+	// rate before the first step and after each step since, the last W + 1.
+	Rates []float64 `json:",omitempty"`
 }
 
 // summary returns the mean, the sample standard deviation σ̂ (stats.Std,
@@ -98,6 +107,22 @@ func (p *probeState) add(loss float64, w int) {
 	}
 }
 func (p *probeState) drop() { p.Win = p.Win[:len(p.Win)-1] }
+
+// rate records the warm-up's rate after a step (before the first: lr0),
+// keeping the last w + 1.
+func (p *probeState) rate(lr float64, w int) {
+	p.Rates = append(p.Rates, lr)
+	if len(p.Rates) > w+1 {
+		p.Rates = append(p.Rates[:0], p.Rates[len(p.Rates)-w-1:]...)
+	}
+}
+
+// settled reports whether the warm-up's rate rose by less than the probe's
+// factor over the last w steps ([TailConfig.ProbeSettle]).
+func (p *probeState) settled(w int) bool {
+	n := len(p.Rates)
+	return n == w+1 && p.Rates[n-1] < probeRaise*p.Rates[0]
+}
 
 // start begins the probe at rate lr, with the window before the switch as
 // the first accepted one.
@@ -145,6 +170,11 @@ func (p *probeState) check() error {
 		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
 		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
 		return err
+	}
+	for _, r := range p.Rates {
+		if !(r > 0) || math.IsInf(r, 0) {
+			return &FieldError{"TailState.Probe.Rates", r, "must be positive and finite"}
+		}
 	}
 	for _, f := range append([]float64{p.Prev}, p.Win...) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {

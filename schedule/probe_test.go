@@ -366,3 +366,82 @@ func TestProbeRollbackSuite(t *testing.T) {
 	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = true, true, true
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 }
+
+// stepCap runs one step of s with the mini-batch loss f, where a line-search
+// trial passes only at η ≤ cap: SSLS's rate rises by 1 + γ a step until 2α
+// exceeds cap, and then stays.
+func stepCap(t *testing.T, s schedule.Scheduler, f, cap float64) schedule.Result {
+	t.Helper()
+	req, err := s.Begin(f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for req.Eval {
+		trial := math.Inf(1)
+		if req.Eta <= cap {
+			trial = f - 10*req.Eta
+		}
+		if req, err = s.Trial(trial); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.End(schedule.Observation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestProbeSettle: with ProbeSettle the early probe does not start after W =
+// 10 steps while SSLS's rate still rises (from lr0 0.05 towards the level
+// the trials allow, 0.5); it starts at the first step k ≥ W whose rate is
+// below twice the rate W steps before, from that rate. Without it, the
+// same steps start the probe at W (TestProbeEarly).
+func TestProbeSettle(t *testing.T) {
+	c := earlyConfig()
+	c.Tail.ProbeSettle = true
+	s := mustNewTail(t, c)
+	rates := []float64{s.LR()} // rates[k]: the rate after step k
+	start := 0
+	for k := 1; k <= 60 && start == 0; k++ {
+		res := stepCap(t, s, 1, 1)
+		for _, e := range res.Events {
+			if e.Kind == schedule.KindProbe && e.Reason == "start" {
+				start = k
+			}
+		}
+		if start == 0 {
+			rates = append(rates, s.LR())
+		} else {
+			rates = append(rates, s.LR()/2) // the probe tests 2α_s
+		}
+	}
+	want := 0
+	for k := 10; k < len(rates) && want == 0; k++ {
+		if rates[k] < 2*rates[k-10] {
+			want = k
+		}
+	}
+	if want <= 10 {
+		t.Fatalf("the rates %v settle at step %d: the test needs a warm-up that rises for more than W steps", rates, want)
+	}
+	if start != want {
+		t.Fatalf("the probe started after step %d, want %d (the rates: %v)", start, want, rates)
+	}
+	if r := rates[start]; !(r > 0.25 && r <= 1) {
+		t.Errorf("α_s = %v, want SSLS's settled rate, in (0.25, 1]", r)
+	}
+	c.Tail.ProbeEarly = false
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeSettle = true: needs ProbeEarly (--set probe_early=1)") {
+		t.Errorf("ProbeSettle without ProbeEarly: err = %v", err)
+	}
+}
+
+// TestProbeSettleSuite: the settled early probe, with rollbacks, passes the
+// shared suite (its snapshots hold the warm-up's rates).
+func TestProbeSettleSuite(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback, c.Tail.ProbeSettle = true, true, true, true
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}

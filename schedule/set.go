@@ -146,6 +146,7 @@ var setters = map[string]setter{
 	"probe":             bkey("salsa-budget: after the switch, double the rate every 5% of the budget while the window's mean loss is not significantly above the last accepted one's, then decay from the last accepted rate (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Probe} }),
 	"probe_early":       bkey("salsa-budget with probe=1: start the probe after the warm-up's first 5% of the budget, or at the switch if that comes first, and after a failed rate decay from half the last accepted one, the momentum zeroed (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeEarly} }),
 	"probe_rollback":    bkey("salsa-budget with probe=1: keep the parameters at the end of every accepted window, and when a rate fails put them back, the momentum zeroed, before the decay (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeRollback} }),
+	"probe_settle":      bkey("salsa-budget with probe_early=1: start the early probe only once SSLS's rate has risen by less than ×2 over the last 5% of the budget (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeSettle} }),
 	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
 	"ls_dir":            {help: "SSLS line-search direction: g (Algorithm 2, statopt) or d (the update's direction d_k)"},

@@ -31,6 +31,14 @@ type TailConfig struct {
 	// zeroed, so that the decay starts from parameters the failed window
 	// has not moved.
 	ProbeRollback bool
+	// ProbeSettle, with ProbeEarly: the early probe waits until the warm-up
+	// has settled, that is until SSLS's rate has risen by less than the
+	// probe's factor (×2) over the last W steps, so that the probe's
+	// doubling, one per W steps, is the faster climb from then on. Without
+	// it the probe starts after W steps whatever SSLS's rate is doing, and
+	// from a small lr0 with a short budget the climb takes most of the
+	// budget (held-out H10, docs/parity).
+	ProbeSettle bool
 }
 
 // Switcher is a scheduler that switches phase once, as SALSA does; [Tail]
@@ -55,6 +63,9 @@ func (c TailConfig) Validate() error {
 	}
 	if c.ProbeRollback && !c.Probe {
 		return &FieldError{"TailConfig.ProbeRollback", c.ProbeRollback, "needs Probe (--set probe=1)"}
+	}
+	if c.ProbeSettle && !c.ProbeEarly {
+		return &FieldError{"TailConfig.ProbeSettle", c.ProbeSettle, "needs ProbeEarly (--set probe_early=1)"}
 	}
 	return nil
 }
@@ -125,18 +136,26 @@ func (t *Tail) tailStart() int { return t.cfg.Steps - t.cfg.decaySteps() }
 
 // maybeBegin starts the tail when the inner scheduler has made T − D steps
 // (at once for T − D = 0) or, with FromSwitch, has switched (with Probe and
-// before T − D: the probe instead, or with ProbeEarly after W steps); it
-// reports whether the decay began.
+// before T − D: the probe instead, or with ProbeEarly after W steps, with
+// ProbeSettle once the warm-up's rate has settled); it reports whether the
+// decay began.
 func (t *Tail) maybeBegin() bool {
 	if t.start > 0 {
 		return false
 	}
-	k := t.inner.Step()
+	k, w := t.inner.Step(), t.cfg.probeWindow()
+	if t.cfg.ProbeSettle {
+		t.probe.rate(t.inner.LR(), w)
+	}
 	switched := false
 	if sw, ok := t.inner.(Switcher); ok && t.cfg.FromSwitch {
 		switched, _, _ = sw.Switched()
 	}
-	switched = switched || (t.cfg.ProbeEarly && k >= t.cfg.probeWindow())
+	early := t.cfg.ProbeEarly && k >= w
+	if early && t.cfg.ProbeSettle {
+		early = t.probe.settled(w)
+	}
+	switched = switched || early
 	if k < t.tailStart() && !switched {
 		return false
 	}

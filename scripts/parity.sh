@@ -15,7 +15,9 @@
 # heldout2-wide: the shb-hand grid one step above its top where the tuned lr is the top;
 # wide: the same for the cnn, H4 and the lstm;
 # heldout3: the third held-out tasks of docs/parity/heldout3.md, grids widened until the tuned lr is inside;
-# heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs)
+# heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs;
+# heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
+# lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -205,6 +207,35 @@ for part in "${parts[@]}"; do
 				PEERS=1 parity heldout3-h$h-peers parity/heldout3-h$h --methods schedule-free-adamw,schedule-free-sgd,shb-hand "${args[@]}" --grid shb-hand --lr0s $lrs
 			fi
 		done
+		;;
+	heldout4 | heldout4-peers) # docs/parity/heldout4.md, written before probe_settle was made and before any of them was run
+		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
+		h13=(--dataset tinyshakespeare --model lstm --batch 32 --epochs 10 --limit 30000 --test-limit 10000)
+		h14=(--dataset mnist --model cnn --batch 64 --set wd=1e-4 --epochs 4 --limit 1920 --test-limit 2000)
+		h15=(--dataset fashion-mnist --model mlp --batch 128 --set wd=5e-4 --epochs 10 --limit 5000)
+		h16=(--dataset mnist --model logreg --batch 32 --set wd=0 --epochs 3 --jobs 1)
+		for h in 13 14 15 16; do
+			declare -n args=h$h
+			lrs=0.01,0.03,0.1,0.3,1,3
+			[ $h = 13 ] && lrs=1,3,10,30,100,300
+			if [ "$part" = heldout4 ]; then
+				# the method before probe_settle, the grid widened as for heldout3
+				for _ in 1 2 3 4; do
+					parity heldout4-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" --grid shb-hand --lr0s $lrs
+					lrs=$(widen $lrs "$(jq -r '.rows[] | select(.name == "shb-hand") | .edge // ""' runs/parity/heldout4-h$h/summary.json)") || break
+				done
+				# and with probe_settle=1, beside the same tuned runs
+				lrs=$(jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' runs/parity/heldout4-h$h/summary.json)
+				parity heldout4-h$h-settle parity/heldout4-h$h --methods salsa-budget,shb-hand "${rb[@]}" --set probe_settle=1 "${args[@]}" --grid shb-hand --lr0s $lrs
+			else
+				lrs=$(jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' runs/parity/heldout4-h$h/summary.json)
+				PEERS=1 parity heldout4-h$h-peers parity/heldout4-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s $lrs
+			fi
+		done
+		;;
+	lstm-why) # after H5–H8: the lstm under other schedules at the widened grid's rates, and the rollback from a high lr0
+		PEERS=1 parity lstm-why - --methods shb-hand,wsd,cosine "${lstm[@]}" --grid shb-hand,wsd,cosine --lr0s 30,100
+		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01,30
 		;;
 	wide) # after the runs: the grids whose tuned lr was their top, one step wider (the lstm, three)
 		PEERS=1 parity fashion-mnist-cnn-wide compare/fashion-mnist-cnn --methods shb-hand "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1,3

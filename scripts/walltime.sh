@@ -4,7 +4,7 @@
 # final line, and the median ratio. Issue 9 asks for ≤ 1.10×.
 # Usage: bash scripts/walltime.sh [PAIRS] [SALSA-BUDGET ARGS...]   (default 3 pairs per task)
 # e.g. bash scripts/walltime.sh 3 --set probe=1 --set probe_early=1
-# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; also lstm).
+# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; also lstm, resnet20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-3}; shift || true
@@ -20,7 +20,8 @@ for task in ${TASKS:-logreg mlp cnn}; do
 	mlp) common=(--dataset mnist --model mlp --limit 7680 --epochs 20); lr=1 ;;
 	cnn) common=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20); lr=1 ;;
 	lstm) common=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20); lr=3 ;;
-	*) echo "unknown task $task (logreg mlp cnn lstm)" >&2; exit 2 ;;
+	resnet20) common=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20); lr=0.3 ;;
+	*) echo "unknown task $task (logreg mlp cnn lstm resnet20)" >&2; exit 2 ;;
 	esac
 	ratios=()
 	for i in $(seq "$pairs"); do
