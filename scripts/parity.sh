@@ -17,6 +17,7 @@
 # heldout3: the third held-out tasks of docs/parity/heldout3.md, grids widened until the tuned lr is inside;
 # heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs;
 # heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
+# settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
@@ -233,9 +234,23 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
+	settle) # post hoc: the rollback method with probe_settle=1 on tasks seen before, beside shb-hand at its tuned lr and a neighbour
+		st=(--methods salsa-budget,shb-hand --set probe=1 --set probe_early=1 --set probe_rollback=1 --set probe_settle=1)
+		parity settle-h10 parity/heldout3-h10 "${st[@]}" --dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000 --grid shb-hand --lr0s 1,3,10,30,100,300
+		parity settle-lstm parity/lstm-why "${st[@]}" "${lstm[@]}" --grid shb-hand --lr0s 30,100
+		parity settle-h9 parity/heldout3-h9 "${st[@]}" --dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		parity settle-h11 parity/heldout3-h11 "${st[@]}" --dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		parity settle-h12 parity/heldout3-h12 "${st[@]}" --dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		parity settle-mlp - "${st[@]}" --dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.1,1
+		parity settle-h8 - "${st[@]}" --dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000 --grid shb-hand --lr0s 30,100
+		parity settle-cnn - "${st[@]}" "${cnn[@]}" --grid shb-hand --lr0s 0.3,1
+		parity settle-logreg - "${st[@]}" --dataset mnist --model logreg --epochs 30 --jobs 1 --grid shb-hand --lr0s 0.03,0.1
+		parity settle-h4 - "${st[@]}" "${h4[@]}" --grid shb-hand --lr0s 0.3,1
+		;;
 	lstm-why) # after H5–H8: the lstm under other schedules at the widened grid's rates, and the rollback from a high lr0
 		PEERS=1 parity lstm-why - --methods shb-hand,wsd,cosine "${lstm[@]}" --grid shb-hand,wsd,cosine --lr0s 30,100
-		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01,30
+		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01
+		PEERS=1 parity lstm-why-rollback-30 - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 30
 		;;
 	wide) # after the runs: the grids whose tuned lr was their top, one step wider (the lstm, three)
 		PEERS=1 parity fashion-mnist-cnn-wide compare/fashion-mnist-cnn --methods shb-hand "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1,3
