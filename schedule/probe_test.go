@@ -24,20 +24,7 @@ func probeTail(t *testing.T) *schedule.Tail {
 // trial passes, and the update statistics are zero.
 func stepLoss(t *testing.T, s schedule.Scheduler, f float64) schedule.Result {
 	t.Helper()
-	req, err := s.Begin(f, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for req.Eval {
-		if req, err = s.Trial(f - 10*req.Eta); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := s.End(schedule.Observation{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return stepCap(t, s, f, math.Inf(1))
 }
 
 // window is n losses of mean m, alternately m + 0.1 and m − 0.1: a window's
@@ -368,8 +355,9 @@ func TestProbeRollbackSuite(t *testing.T) {
 }
 
 // stepCap runs one step of s with the mini-batch loss f, where a line-search
-// trial passes only at η ≤ cap: SSLS's rate rises by 1 + γ a step until 2α
-// exceeds cap, and then stays.
+// trial passes (at f − 10η) only at η ≤ cap, and the update statistics are
+// zero: SSLS's rate rises by 1 + γ a step until 2α exceeds cap, and then
+// stays.
 func stepCap(t *testing.T, s schedule.Scheduler, f, cap float64) schedule.Result {
 	t.Helper()
 	req, err := s.Begin(f, 1)

@@ -58,6 +58,22 @@ widen() {
 	esac
 }
 
+# tuned_lrs NAME: the --lr0s shb-hand was tuned over in runs/parity/NAME.
+tuned_lrs() {
+	jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' "runs/parity/$1/summary.json"
+}
+
+# widened NAME LRS ARGS...: parity NAME with shb-hand tuned over LRS, the
+# grid widened one value of the 1-3-10 sequence at a time (widen) until the
+# tuned lr is inside it, as heldout3.md and heldout4.md ask.
+widened() {
+	local name=$1 lrs=$2; shift 2
+	for _ in 1 2 3 4; do
+		parity "$name" - "$@" --grid shb-hand --lr0s "$lrs"
+		lrs=$(widen "$lrs" "$(jq -r '.rows[] | select(.name == "shb-hand") | .edge // ""' "runs/parity/$name/summary.json")") || break
+	done
+}
+
 # figure NAME (RUN LABEL)...: docs/parity/NAME-{lr,loss}.png, salsa plot's
 # lr and training-loss overlays of the runs runs/parity/RUN, each labelled
 # LABEL in the legend (needs jq).
@@ -84,6 +100,12 @@ cnn=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs
 lstm=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20)
 resnet20=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20)
 h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
+# held-out H8 (heldout2.md) and H9–H12 (heldout3.md), without their grids: their parts and settle use them
+h8=(--dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000)
+h9=(--dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000)
+h10=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000)
+h11=(--dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000)
+h12=(--dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1)
 for part in "${parts[@]}"; do
 	# early-X is probe-X with probe_early=1, into runs/parity/*-early;
 	# rollback-X adds probe_rollback=1, into runs/parity/*-rollback
@@ -171,7 +193,6 @@ for part in "${parts[@]}"; do
 		h5=(--dataset mnist --model cnn --batch 128 --set wd=5e-4 --epochs 10 --limit 3840 --test-limit 2000)
 		h6=(--dataset fashion-mnist --model mlp --batch 256 --set wd=1e-4 --epochs 15 --limit 15360)
 		h7=(--dataset mnist --model logreg --batch 64 --set wd=1e-3 --epochs 5 --jobs 1)
-		h8=(--dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000)
 		for h in 5 6 7 8; do
 			declare -n args=h$h
 			[ $h = 8 ] && grid=(--grid shb-hand --lr0s 0.3,1,3,10)
@@ -188,24 +209,14 @@ for part in "${parts[@]}"; do
 		;;
 	heldout3 | heldout3-peers) # docs/parity/heldout3.md, written before any of them was run
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
-		h9=(--dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000)
-		h10=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000)
-		h11=(--dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000)
-		h12=(--dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1)
 		for h in 9 10 11 12; do
 			declare -n args=h$h
 			lrs=0.01,0.03,0.1,0.3,1,3
 			[ $h = 10 ] && lrs=1,3,10,30,100,300
 			if [ "$part" = heldout3 ]; then
-				# the grid is widened, one value of the 1-3-10 sequence at a
-				# time, until the tuned lr is inside it (heldout3.md)
-				for _ in 1 2 3 4; do
-					parity heldout3-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" --grid shb-hand --lr0s $lrs
-					lrs=$(widen $lrs "$(jq -r '.rows[] | select(.name == "shb-hand") | .edge // ""' runs/parity/heldout3-h$h/summary.json)") || break
-				done
+				widened heldout3-h$h $lrs --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}"
 			else # the untuned peers beside the same tuned shb-hand runs
-				lrs=$(jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' runs/parity/heldout3-h$h/summary.json)
-				PEERS=1 parity heldout3-h$h-peers parity/heldout3-h$h --methods schedule-free-adamw,schedule-free-sgd,shb-hand "${args[@]}" --grid shb-hand --lr0s $lrs
+				PEERS=1 parity heldout3-h$h-peers parity/heldout3-h$h --methods schedule-free-adamw,schedule-free-sgd,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout3-h$h)"
 			fi
 		done
 		;;
@@ -220,29 +231,23 @@ for part in "${parts[@]}"; do
 			lrs=0.01,0.03,0.1,0.3,1,3
 			[ $h = 13 ] && lrs=1,3,10,30,100,300
 			if [ "$part" = heldout4 ]; then
-				# the method before probe_settle, the grid widened as for heldout3
-				for _ in 1 2 3 4; do
-					parity heldout4-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" --grid shb-hand --lr0s $lrs
-					lrs=$(widen $lrs "$(jq -r '.rows[] | select(.name == "shb-hand") | .edge // ""' runs/parity/heldout4-h$h/summary.json)") || break
-				done
-				# and with probe_settle=1, beside the same tuned runs
-				lrs=$(jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' runs/parity/heldout4-h$h/summary.json)
-				parity heldout4-h$h-settle parity/heldout4-h$h --methods salsa-budget,shb-hand "${rb[@]}" --set probe_settle=1 "${args[@]}" --grid shb-hand --lr0s $lrs
+				# the method before probe_settle, then with it beside the same tuned runs
+				widened heldout4-h$h $lrs --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}"
+				parity heldout4-h$h-settle parity/heldout4-h$h --methods salsa-budget,shb-hand "${rb[@]}" --set probe_settle=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout4-h$h)"
 			else
-				lrs=$(jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' runs/parity/heldout4-h$h/summary.json)
-				PEERS=1 parity heldout4-h$h-peers parity/heldout4-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s $lrs
+				PEERS=1 parity heldout4-h$h-peers parity/heldout4-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout4-h$h)"
 			fi
 		done
 		;;
 	settle) # post hoc: the rollback method with probe_settle=1 on tasks seen before, beside shb-hand at its tuned lr and a neighbour
 		st=(--methods salsa-budget,shb-hand --set probe=1 --set probe_early=1 --set probe_rollback=1 --set probe_settle=1)
-		parity settle-h10 parity/heldout3-h10 "${st[@]}" --dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000 --grid shb-hand --lr0s 1,3,10,30,100,300
+		parity settle-h10 parity/heldout3-h10 "${st[@]}" "${h10[@]}" --grid shb-hand --lr0s 1,3,10,30,100,300
 		parity settle-lstm parity/lstm-why "${st[@]}" "${lstm[@]}" --grid shb-hand --lr0s 30,100
-		parity settle-h9 parity/heldout3-h9 "${st[@]}" --dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
-		parity settle-h11 parity/heldout3-h11 "${st[@]}" --dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
-		parity settle-h12 parity/heldout3-h12 "${st[@]}" --dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		parity settle-h9 parity/heldout3-h9 "${st[@]}" "${h9[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		parity settle-h11 parity/heldout3-h11 "${st[@]}" "${h11[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
+		parity settle-h12 parity/heldout3-h12 "${st[@]}" "${h12[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
 		parity settle-mlp - "${st[@]}" --dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.1,1
-		parity settle-h8 - "${st[@]}" --dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000 --grid shb-hand --lr0s 30,100
+		parity settle-h8 - "${st[@]}" "${h8[@]}" --grid shb-hand --lr0s 30,100
 		parity settle-cnn - "${st[@]}" "${cnn[@]}" --grid shb-hand --lr0s 0.3,1
 		parity settle-logreg - "${st[@]}" --dataset mnist --model logreg --epochs 30 --jobs 1 --grid shb-hand --lr0s 0.03,0.1
 		parity settle-h4 - "${st[@]}" "${h4[@]}" --grid shb-hand --lr0s 0.3,1
