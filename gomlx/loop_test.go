@@ -416,8 +416,8 @@ func TestSearchDirectionMustAgree(t *testing.T) {
 // TestNewTrainerRollback: salsa-budget's rate probe with rollbacks inside a
 // stock train.Loop. The Optimizer keeps the trainable variables when the
 // scheduler asks (Result.Save) and a failed rate puts them back exactly,
-// with the momentum zeroed; keeping them adds variables to the store but
-// recompiles no train graph.
+// with the momentum zeroed; the release that follows deletes the copy.
+// Keeping them adds variables to the store but recompiles no train graph.
 func TestNewTrainerRollback(t *testing.T) {
 	const in, out, batch, steps = 4, 3, 16, 300
 	r := rand.New(rand.NewPCG(3, 4))
@@ -448,7 +448,7 @@ func TestNewTrainerRollback(t *testing.T) {
 		return ws
 	}
 	var kept []float32
-	saves, rollbacks := 0, 0
+	saves, rollbacks, releases := 0, 0, 0
 	loop.OnStep("test", 0, func(*train.Loop, []*tensors.Tensor) error {
 		res := opt.LastResult()
 		switch {
@@ -464,14 +464,23 @@ func TestNewTrainerRollback(t *testing.T) {
 				t.Errorf("step %d: ‖h‖² = %v after the rollback, want 0", res.Step, h)
 			}
 		}
+		if res.Release {
+			releases++
+			for v := range store.IterVariables() {
+				if strings.HasPrefix(v.Path(), keptScope+"/") {
+					t.Errorf("step %d: %s still in the store after the release", res.Step, v.Path())
+				}
+			}
+		}
 		return nil
 	})
 	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(5, 6)), n: batch}, steps); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d saves, %d rollbacks; train graphs built %d", saves, rollbacks, opt.builds)
-	if saves == 0 || rollbacks != 1 {
-		t.Errorf("%d saves and %d rollbacks, want some saves and one rollback: the test covers nothing", saves, rollbacks)
+	t.Logf("%d saves, %d rollbacks, %d releases; train graphs built %d", saves, rollbacks, releases, opt.builds)
+	if saves == 0 || rollbacks != 1 || releases != 1 {
+		t.Errorf("%d saves, %d rollbacks and %d releases, want some saves, one rollback and one release: the test covers nothing",
+			saves, rollbacks, releases)
 	}
 	if opt.builds != 2 { // the searching graph of SSLS, then the plain one
 		t.Errorf("UpdateGraph built %d graphs, want 2", opt.builds)

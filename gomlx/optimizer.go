@@ -290,9 +290,9 @@ func (o *Optimizer) canSearch(s schedule.Scheduler) error {
 // for a searching step it evaluates the trials s asks for and makes the
 // update at the rate s chose, otherwise it checks that s asks for the
 // learning rate the step used; then it calls s.End, keeps a copy of the
-// trainable variables (under "/salsa/kept"), puts it back and zeroes the
-// momentum when s asks for it (Result.Save, Rollback, ResetMomentum) and
-// sets α = Result.NextLR for the next step.
+// trainable variables (under "/salsa/kept"), puts it back, deletes it and
+// zeroes the momentum when s asks for it (Result.Save, Rollback, Release,
+// ResetMomentum) and sets α = Result.NextLR for the next step.
 // [Optimizer.Attach] calls it after every step of a train.Loop; call it
 // yourself after each Trainer.TrainStep in a hand-written loop (after
 // SetLR(s.LR()) before the first step).

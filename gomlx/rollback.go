@@ -12,7 +12,8 @@ import (
 
 // keptScope holds the copy of the parameters that salsa-budget's rate probe
 // asks to keep ([schedule.Result.Save]) and to put back
-// ([schedule.Result.Rollback]): the variable at path p is kept at
+// ([schedule.Result.Rollback]), until it releases it
+// ([schedule.Result.Release]): the variable at path p is kept at
 // keptScope+p. It is in the trainer's snapshot and, being in the store, in
 // a GoMLX checkpoint.
 const keptScope = StateScope + "/kept"
@@ -35,9 +36,17 @@ func (t *Trainer) keptSources() []*model.Variable {
 }
 
 // keepOrRollback keeps a copy of the parameters when res asks for one and
-// puts the copy back on a rollback; the caller then zeroes the momentum. A
+// puts the copy back on a rollback; the caller then zeroes the momentum. On
+// a release it deletes the copy, which no later snapshot then carries. A
 // Host direction's averages cannot be rolled back, so it is an error.
-func (t *Trainer) keepOrRollback(res schedule.Result) error {
+func (t *Trainer) keepOrRollback(res schedule.Result) (err error) {
+	if res.Release {
+		defer func() {
+			if err == nil {
+				err = t.store.DeleteVariablesInScope(keptScope)
+			}
+		}()
+	}
 	if !res.Save && !res.Rollback {
 		return nil
 	}

@@ -368,8 +368,9 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 
 // Run makes one training step on the batch driven by s, through the protocol
 // of package schedule: Begin, Trial while asked, the update, End. It keeps
-// a copy of the parameters, puts it back and resets the momentum when s
-// asks for it (Result.Save, Rollback, ResetMomentum), and returns the
+// a copy of the parameters, puts it back, deletes it and resets the
+// momentum when s asks for it (Result.Save, Rollback, Release,
+// ResetMomentum), and returns the
 // step's [Stats] (GG is set when s searched).
 //
 // On an error after Begin, Run calls s.Abort() and still returns the loss it

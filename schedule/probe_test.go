@@ -287,17 +287,18 @@ func TestProbeEarlyEnds(t *testing.T) {
 // parameters where the probe starts and after every accepted window, and a
 // failed rate (a rejected window, or two outliers in a row) rolls them back
 // with the momentum zeroed; an end at T − D, where no rate failed, does not.
+// Either end releases the copy: no rollback follows.
 func TestProbeRollback(t *testing.T) {
 	c := earlyConfig()
 	c.Tail.ProbeRollback = true
-	type flags struct{ save, rollback bool }
+	type flags struct{ save, rollback, release bool }
 	run := func(fs []float64) map[int]flags {
 		s := mustNewTail(t, c)
 		got := map[int]flags{}
 		for _, f := range fs {
 			res := stepLoss(t, s, f)
-			if res.Save || res.Rollback {
-				got[res.Step] = flags{res.Save, res.Rollback}
+			if res.Save || res.Rollback || res.Release {
+				got[res.Step] = flags{res.Save, res.Rollback, res.Release}
 			}
 			if res.Rollback {
 				n := len(res.Events)
@@ -311,33 +312,35 @@ func TestProbeRollback(t *testing.T) {
 	check := func(name string, got, want map[int]flags) {
 		t.Helper()
 		if len(got) != len(want) {
-			t.Errorf("%s: Save/Rollback at %v, want %v", name, got, want)
+			t.Errorf("%s: Save/Rollback/Release at %v, want %v", name, got, want)
 			return
 		}
 		for k, w := range want {
 			if got[k] != w {
-				t.Errorf("%s: Save/Rollback at %v, want %v", name, got, want)
+				t.Errorf("%s: Save/Rollback/Release at %v, want %v", name, got, want)
 				return
 			}
 		}
 	}
 	// start after step 10, 2α_s accepted after step 20, 4α_s rejected after 30
 	fs := append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...)
-	check("rejected window", run(fs), map[int]flags{10: {true, false}, 20: {true, false}, 30: {false, true}})
+	check("rejected window", run(fs), map[int]flags{10: {true, false, false}, 20: {true, false, false}, 30: {false, true, true}})
 
 	// two outliers in a row in the third window: rolled back after step 23
 	fs = append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5)
-	check("outliers", run(fs), map[int]flags{10: {true, false}, 20: {true, false}, 23: {false, true}})
+	check("outliers", run(fs), map[int]flags{10: {true, false, false}, 20: {true, false, false}, 23: {false, true, true}})
 
-	// always falling: every window accepted up to T − D = 160, no rollback
+	// always falling: every window accepted up to T − D = 160, no rollback;
+	// the copy is released where the probe ends
 	fs = fs[:0]
 	for k := 1; k <= 160; k++ {
 		fs = append(fs, 2-0.005*float64(k)+0.1*float64(1-2*(k%2)))
 	}
 	want := map[int]flags{}
 	for k := 10; k < 160; k += 10 {
-		want[k] = flags{true, false}
+		want[k] = flags{true, false, false}
 	}
+	want[160] = flags{false, false, true}
 	check("budget", run(fs), want)
 
 	c.Tail.Probe, c.Tail.ProbeEarly = false, false

@@ -16,6 +16,7 @@
 //	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
 //	if res.Save { keep = copy(x) }      // salsa-budget's probe only
 //	if res.Rollback { x = copy(keep) }  // idem, with ResetMomentum set
+//	if res.Release { keep = nil }       // idem: no Rollback follows
 //	if res.ResetMomentum { dir.Reset() }
 //
 // s_k is the line-search direction: g_k for the paper's Algorithm 2 and for
@@ -86,9 +87,13 @@ type Result struct {
 	// [TailConfig.ProbeRollback] sets them; a caller that cannot keep a copy
 	// must refuse that configuration rather than ignore them.
 	Save, Rollback bool
-	Searched       bool    // a line search ran at this step
-	Eta            float64 // the step η_k the line search settled on, when Searched
-	Events         []Event // every test and decision of this step, in order; nil if none
+	// Release tells the caller that no Rollback follows (the probe has
+	// ended and the decay begun): the copy kept at the last Save can be
+	// freed, after the Rollback of the same step if there is one.
+	Release  bool
+	Searched bool    // a line search ran at this step
+	Eta      float64 // the step η_k the line search settled on, when Searched
+	Events   []Event // every test and decision of this step, in order; nil if none
 }
 
 // Scheduler is a learning-rate schedule driven one step at a time.

@@ -29,7 +29,8 @@ type TailConfig struct {
 	// of the probe and at the end of every accepted window ([Result.Save]),
 	// and a failed rate puts them back ([Result.Rollback]) with the momentum
 	// zeroed, so that the decay starts from parameters the failed window
-	// has not moved.
+	// has not moved. When the decay begins the copy is released
+	// ([Result.Release]).
 	ProbeRollback bool
 	// ProbeSettle, with ProbeEarly: the early probe waits until the warm-up
 	// has settled, that is until SSLS's rate has risen by less than the
@@ -283,6 +284,8 @@ func (t *Tail) End(obs Observation) (Result, error) {
 				res.ResetMomentum = true
 			}
 			reason := "probe"
+			// no rollback after the probe: the caller can free its copy
+			res.Release = t.cfg.ProbeRollback
 			if t.cfg.ProbeRollback && failed {
 				// back to the parameters of the last accepted window
 				res.Rollback, res.ResetMomentum, reason = true, true, "rollback"

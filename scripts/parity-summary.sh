@@ -3,7 +3,8 @@
 # each compare directory, each row's median final test metric over the seeds
 # [min, max], its gap to the tuned shb-hand row (percentage points of
 # accuracy, or % of perplexity; negative: worse), the median final lr, drops
-# and switch step, and the median seconds per step relative to shb-hand's.
+# and switch step, and the median seconds per step relative to shb-hand's
+# (— where the directory has no tuned shb-hand row).
 # Usage: bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
 for dir in "$@"; do
@@ -25,7 +26,8 @@ for dir in "$@"; do
 	  (if $hi then "\($m*100*100|round/100) [\($lo*100*100|round/100), \($up*100*100|round/100)]"
 	   else "\($m*100|round/100) [\($lo*100|round/100), \($up*100|round/100)]" end) as $cell |
 	  (if .tuned == true and .method == "shb-hand" then "(reference, lr \(.lr0))"
+	   elif $ref == null then "— (no tuned shb-hand row)"
 	   elif $hi then "\((($m-$ref)*100*100|round)/100) pp"
 	   else "\(((($ref-$m)/$ref)*100*100|round)/100) %" end) as $gap |
-	  "| \(.name)\(if .tuned == true then " (tuned)" else "" end) | \(.lr0) | \($cell) | \($gap) | \([.seeds[].final_lr] | med | .*10000|round/10000) | \([.seeds[].drops] | med) | \([.seeds[].switch_step] | med // "—") | \((([.seeds[].seconds_per_step] | med) / $refsec * 100 | round) / 100)× |"' "$s"
+	  "| \(.name)\(if .tuned == true then " (tuned)" else "" end) | \(.lr0) | \($cell) | \($gap) | \([.seeds[].final_lr] | med | .*10000|round/10000) | \([.seeds[].drops] | med) | \([.seeds[].switch_step] | med // "—") | \(if $refsec == null then "—" else "\((([.seeds[].seconds_per_step] | med) / $refsec * 100 | round) / 100)×" end) |"' "$s"
 done

@@ -19,7 +19,7 @@ for task in ${TASKS:-logreg mlp cnn}; do
 	logreg) common=(--dataset mnist --model logreg --epochs 30); lr=0.1 ;;
 	mlp) common=(--dataset mnist --model mlp --limit 7680 --epochs 20); lr=1 ;;
 	cnn) common=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20); lr=1 ;;
-	lstm) common=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20); lr=3 ;;
+	lstm) common=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20); lr=100 ;;
 	resnet20) common=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20); lr=0.3 ;;
 	*) echo "unknown task $task (logreg mlp cnn lstm resnet20)" >&2; exit 2 ;;
 	esac

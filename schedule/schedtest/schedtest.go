@@ -284,15 +284,32 @@ func testResume(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	}
 }
 
+// testInvariants checks each step's Result: its step and rates, its events,
+// and the protocol of the parameters' copy (Save, Rollback, Release).
 func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	s := mk()
 	p := NewProblem(5, steps)
+	kept, released := false, false // the copy of Result.Save
 	for k := 1; k <= steps; k++ {
 		lr := s.LR()
 		res, err := p.Step(s, k)
 		if err != nil {
 			t.Fatalf("step %d: %v", k, err)
 		}
+		// the copy's protocol: Save, then Rollback or Release only of a
+		// copy kept, and nothing after the Release
+		switch {
+		case (res.Save || res.Rollback) && released:
+			t.Fatalf("step %d: Save %v, Rollback %v after the copy was released", k, res.Save, res.Rollback)
+		case res.Save && (res.Rollback || res.Release):
+			t.Fatalf("step %d: Save with Rollback %v, Release %v", k, res.Rollback, res.Release)
+		case (res.Rollback || res.Release) && !kept:
+			t.Fatalf("step %d: Rollback %v, Release %v with no copy kept", k, res.Rollback, res.Release)
+		case res.Rollback && !res.ResetMomentum:
+			t.Fatalf("step %d: Rollback without ResetMomentum", k)
+		}
+		kept = kept || res.Save
+		released = released || res.Release
 		if res.Step != k || s.Step() != k {
 			t.Fatalf("step %d: Result.Step = %d, Step() = %d", k, res.Step, s.Step())
 		}

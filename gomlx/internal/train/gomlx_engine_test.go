@@ -2,10 +2,13 @@ package train
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	salsagomlx "github.com/salsaopt/salsa/gomlx"
 	"github.com/salsaopt/salsa/schedule"
 )
 
@@ -318,11 +321,29 @@ func BenchmarkEngine(b *testing.B) {
 	}
 }
 
+// keptCopies is the number of values of the parameters' copy that e holds.
+func keptCopies(e Engine) int {
+	switch e := e.(type) {
+	case *nativeEngine:
+		return len(e.saved)
+	case *gomlxEngine:
+		n := 0
+		for v := range e.tr.Store().IterVariables() {
+			if strings.HasPrefix(v.Path(), salsagomlx.StateScope+"/kept/") {
+				n += v.Shape().Size()
+			}
+		}
+		return n
+	}
+	panic(fmt.Sprintf("keptCopies: engine %T", e))
+}
+
 // TestRollbackPutsBackKept: salsa-budget's probe with probe_rollback=1 on
 // each engine. After the rollback the model evaluates exactly as it did
 // right after the last Save, and a copy restored from a snapshot taken
 // between the two rolls back to the same parameters: the kept copy is in
-// the snapshot (the copy is restored anew one step after every Save).
+// the snapshot (the copy is restored anew one step after every Save). The
+// rollback releases the copy: the engine holds none after it.
 func TestRollbackPutsBackKept(t *testing.T) {
 	const n, dim = 320, 20
 	sp := gomlxSynth(n, dim, 3)
@@ -372,6 +393,13 @@ func TestRollbackPutsBackKept(t *testing.T) {
 					}
 					if gb, _, err := b.eng.Evaluate(sp); err != nil || gb != got {
 						t.Fatalf("step %d: the restored copy rolled back to loss %v (%v), the original to %v", st.Step, gb, err, got)
+					}
+					// the rollback ends the probe: the copy is released
+					if !st.Release {
+						t.Fatalf("step %d: a rollback without a release", st.Step)
+					}
+					if n := keptCopies(a.eng); n != 0 {
+						t.Fatalf("step %d: the engine still holds %d kept values after the release", st.Step, n)
 					}
 					t.Logf("rollback at step %d after %d saves, to loss %.4f", st.Step, saves, got)
 					return

@@ -28,7 +28,7 @@ type nativeEngine struct {
 	avg  *direction.PolyAverage[float32]
 	keep []float32 // the training parameters during an evaluation at DoG's average
 	// saved is the copy of the parameters the scheduler asked for
-	// (schedule.Result.Save), to put back on a Rollback; nil before.
+	// (schedule.Result.Save), to put back on a Rollback; nil before and after the Release.
 	saved []float32
 	d     []float32
 	xb    []float32
@@ -157,7 +157,8 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 }
 
 // keepOrRollback keeps a copy of the parameters when res asks for one and
-// puts the copy back on a rollback; the caller then zeroes the momentum.
+// puts the copy back on a rollback; the caller then zeroes the momentum. A
+// release frees the copy.
 func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 	if (res.Save || res.Rollback) && (e.sf != nil || e.avg != nil) {
 		return fmt.Errorf("native engine: step %d: a rollback of the parameters with direction %T: its own state "+
@@ -171,6 +172,9 @@ func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 			return fmt.Errorf("native engine: step %d: a rollback with no parameters kept", res.Step)
 		}
 		copy(e.t.X, e.saved)
+	}
+	if res.Release {
+		e.saved = nil
 	}
 	return nil
 }
