@@ -18,6 +18,7 @@
 # heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs;
 # heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
+# settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30)
 # NOBUILD=1 uses the bin/salsa there is.
 set -euo pipefail
@@ -100,7 +101,14 @@ cnn=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs
 lstm=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20)
 resnet20=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20)
 h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
-# held-out H8 (heldout2.md) and H9–H12 (heldout3.md), without their grids: their parts and settle use them
+# held-out H1–H3 (heldout.md), H5–H8 (heldout2.md) and H9–H12 (heldout3.md),
+# without their grids: their parts, settle and settle2 use them
+h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
+h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
+h3=(--dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000)
+h5=(--dataset mnist --model cnn --batch 128 --set wd=5e-4 --epochs 10 --limit 3840 --test-limit 2000)
+h6=(--dataset fashion-mnist --model mlp --batch 256 --set wd=1e-4 --epochs 15 --limit 15360)
+h7=(--dataset mnist --model logreg --batch 64 --set wd=1e-3 --epochs 5 --jobs 1)
 h8=(--dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000)
 h9=(--dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000)
 h10=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000)
@@ -190,9 +198,6 @@ for part in "${parts[@]}"; do
 	heldout2 | heldout2-peers | heldout2-wide) # docs/parity/heldout2.md, written before any of them was run
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
-		h5=(--dataset mnist --model cnn --batch 128 --set wd=5e-4 --epochs 10 --limit 3840 --test-limit 2000)
-		h6=(--dataset fashion-mnist --model mlp --batch 256 --set wd=1e-4 --epochs 15 --limit 15360)
-		h7=(--dataset mnist --model logreg --batch 64 --set wd=1e-3 --epochs 5 --jobs 1)
 		for h in 5 6 7 8; do
 			declare -n args=h$h
 			[ $h = 8 ] && grid=(--grid shb-hand --lr0s 0.3,1,3,10)
@@ -252,6 +257,17 @@ for part in "${parts[@]}"; do
 		parity settle-logreg - "${st[@]}" --dataset mnist --model logreg --epochs 30 --jobs 1 --grid shb-hand --lr0s 0.03,0.1
 		parity settle-h4 - "${st[@]}" "${h4[@]}" --grid shb-hand --lr0s 0.3,1
 		;;
+	settle2) # post hoc, the tasks settle left: logreg without weight decay, H1–H3, H5–H7 and resnet20, shb-hand at its tuned lr and the one below
+		st=(--methods salsa-budget,shb-hand --set probe=1 --set probe_early=1 --set probe_rollback=1 --set probe_settle=1)
+		parity settle-logreg-wd0 - "${st[@]}" --dataset mnist --model logreg --epochs 30 --set wd=0 --jobs 1 --grid shb-hand --lr0s 0.03,0.1
+		parity settle-h1 - "${st[@]}" "${h1[@]}" --grid shb-hand --lr0s 0.03,0.1
+		parity settle-h2 - "${st[@]}" "${h2[@]}" --grid shb-hand --lr0s 0.1,0.3
+		parity settle-h7 - "${st[@]}" "${h7[@]}" --grid shb-hand --lr0s 0.1,0.3
+		parity settle-h3 - "${st[@]}" "${h3[@]}" --grid shb-hand --lr0s 0.1,0.3
+		parity settle-h6 - "${st[@]}" "${h6[@]}" --grid shb-hand --lr0s 0.1,0.3
+		parity settle-h5 - "${st[@]}" "${h5[@]}" --grid shb-hand --lr0s 0.3,1
+		parity settle-resnet20 - "${st[@]}" "${resnet20[@]}" --jobs 2 --grid shb-hand --lr0s 0.1,0.3
+		;;
 	lstm-why) # after H5–H8: the lstm under other schedules at the widened grid's rates, and the rollback from a high lr0
 		PEERS=1 parity lstm-why - --methods shb-hand,wsd,cosine "${lstm[@]}" --grid shb-hand,wsd,cosine --lr0s 30,100
 		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01
@@ -264,9 +280,6 @@ for part in "${parts[@]}"; do
 		;;
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
-		h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
-		h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
-		h3=(--dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000)
 		for h in 1 2 3 4; do
 			declare -n args=h$h
 			if [ "$part" = heldout ]; then
