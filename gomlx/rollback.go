@@ -37,16 +37,18 @@ func (t *Trainer) keptSources() []*model.Variable {
 
 // keepOrRollback keeps a copy of the parameters when res asks for one and
 // puts the copy back on a rollback; the caller then zeroes the momentum. On
-// a release it deletes the copy, which no later snapshot then carries. A
-// Host direction's averages cannot be rolled back, so it is an error.
-func (t *Trainer) keepOrRollback(res schedule.Result) (err error) {
-	if res.Release {
-		defer func() {
-			if err == nil {
-				err = t.store.DeleteVariablesInScope(keptScope)
-			}
-		}()
+// a release, after that, it deletes the copy, which no later snapshot then
+// carries.
+func (t *Trainer) keepOrRollback(res schedule.Result) error {
+	if err := t.keepOrPutBack(res); err != nil || !res.Release {
+		return err
 	}
+	return t.store.DeleteVariablesInScope(keptScope)
+}
+
+// keepOrPutBack is keepOrRollback's Save and Rollback. A Host direction's
+// averages cannot be rolled back, so either is an error with it.
+func (t *Trainer) keepOrPutBack(res schedule.Result) error {
 	if !res.Save && !res.Rollback {
 		return nil
 	}

@@ -101,8 +101,8 @@ cnn=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs
 lstm=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20)
 resnet20=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20)
 h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
-# held-out H1–H3 (heldout.md), H5–H8 (heldout2.md) and H9–H12 (heldout3.md),
-# without their grids: their parts, settle and settle2 use them
+# held-out H1–H3 (heldout.md), H5–H8 (heldout2.md), H9–H12 (heldout3.md) and
+# H13–H16 (heldout4.md), without their grids: their parts, settle and settle2 use them
 h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
 h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
 h3=(--dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000)
@@ -114,6 +114,17 @@ h9=(--dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --li
 h10=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000)
 h11=(--dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000)
 h12=(--dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1)
+h13=(--dataset tinyshakespeare --model lstm --batch 32 --epochs 10 --limit 30000 --test-limit 10000)
+h14=(--dataset mnist --model cnn --batch 64 --set wd=1e-4 --epochs 4 --limit 1920 --test-limit 2000)
+h15=(--dataset fashion-mnist --model mlp --batch 128 --set wd=5e-4 --epochs 10 --limit 5000)
+h16=(--dataset mnist --model logreg --batch 32 --set wd=0 --epochs 3 --jobs 1)
+
+# written_lrs ARGS...: the shb-hand grid heldout3.md and heldout4.md write
+# down for a task, before any widening: for the lstm (its gradient clipped
+# at 0.25) 1–300, for the others 0.01–3.
+written_lrs() {
+	if [[ " $* " == *" --model lstm "* ]]; then echo 1,3,10,30,100,300; else echo 0.01,0.03,0.1,0.3,1,3; fi
+}
 for part in "${parts[@]}"; do
 	# early-X is probe-X with probe_early=1, into runs/parity/*-early;
 	# rollback-X adds probe_rollback=1, into runs/parity/*-rollback
@@ -216,8 +227,7 @@ for part in "${parts[@]}"; do
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
 		for h in 9 10 11 12; do
 			declare -n args=h$h
-			lrs=0.01,0.03,0.1,0.3,1,3
-			[ $h = 10 ] && lrs=1,3,10,30,100,300
+			lrs=$(written_lrs "${args[@]}")
 			if [ "$part" = heldout3 ]; then
 				widened heldout3-h$h $lrs --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}"
 			else # the untuned peers beside the same tuned shb-hand runs
@@ -227,14 +237,9 @@ for part in "${parts[@]}"; do
 		;;
 	heldout4 | heldout4-peers) # docs/parity/heldout4.md, written before probe_settle was made and before any of them was run
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
-		h13=(--dataset tinyshakespeare --model lstm --batch 32 --epochs 10 --limit 30000 --test-limit 10000)
-		h14=(--dataset mnist --model cnn --batch 64 --set wd=1e-4 --epochs 4 --limit 1920 --test-limit 2000)
-		h15=(--dataset fashion-mnist --model mlp --batch 128 --set wd=5e-4 --epochs 10 --limit 5000)
-		h16=(--dataset mnist --model logreg --batch 32 --set wd=0 --epochs 3 --jobs 1)
 		for h in 13 14 15 16; do
 			declare -n args=h$h
-			lrs=0.01,0.03,0.1,0.3,1,3
-			[ $h = 13 ] && lrs=1,3,10,30,100,300
+			lrs=$(written_lrs "${args[@]}")
 			if [ "$part" = heldout4 ]; then
 				# the method before probe_settle, then with it beside the same tuned runs
 				widened heldout4-h$h $lrs --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}"

@@ -28,7 +28,8 @@ type nativeEngine struct {
 	avg  *direction.PolyAverage[float32]
 	keep []float32 // the training parameters during an evaluation at DoG's average
 	// saved is the copy of the parameters the scheduler asked for
-	// (schedule.Result.Save), to put back on a Rollback; nil before and after the Release.
+	// (schedule.Result.Save), to put back on a Rollback; nil before, and
+	// after the Release.
 	saved []float32
 	d     []float32
 	xb    []float32
