@@ -15,7 +15,7 @@ import (
 // Methods are the method names, those of salsa train's --method plus
 // constant (a meta.json's QHM or SGD) and the other -val wrappers of package
 // schedule.
-var Methods = []string{"salsa", "salsa-budget", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "constant",
+var Methods = []string{"salsa", "salsa-budget", "salsa-probe", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "constant",
 	"salsa-val", "sasa+-val", "sasa-val", "slope-val", "constant-val",
 	"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"}
 

@@ -249,7 +249,7 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 }
 
 // SetBudget sets the budget of the schedules that need one (cosine, wsd,
-// salsa-budget): steps optimizer steps in all, the first warmup of them a
+// salsa-budget, salsa-probe): steps optimizer steps in all, the first warmup of them a
 // linear warmup (cosine and wsd). Defaults leaves it unset (Steps = 0), which
 // New rejects for them.
 func (c *Config) SetBudget(steps, warmup int) {
@@ -267,7 +267,7 @@ func (c Config) SALSA() SALSAConfig {
 
 // Methods lists the names New accepts.
 var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "ssls", "salsa", "salsa-budget",
-	"constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val",
+	"salsa-probe", "constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val",
 	"cosine", "wsd", "plateau"}
 
 // New builds the scheduler a method names from the bundle. A "-val" suffix
@@ -307,6 +307,12 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 			return nil, err
 		}
 		return NewTail(c.Tail, in, opts...)
+	case "salsa-probe":
+		in, err := NewSALSA(c.SALSA(), opts...)
+		if err != nil {
+			return nil, err
+		}
+		return NewTail(c.Tail.WithProbe(), in, opts...)
 	case "cosine":
 		return NewCosine(c.Cosine, opts...)
 	case "wsd":

@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -428,11 +429,56 @@ func TestProbeSettle(t *testing.T) {
 	}
 }
 
-// TestProbeSettleSuite: the settled early probe, with rollbacks, passes the
-// shared suite (its snapshots hold the warm-up's rates).
-func TestProbeSettleSuite(t *testing.T) {
+// TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
+// four switches on (TailConfig.WithProbe). It has salsa-budget's
+// configuration with them set, takes the same decisions step by step on the
+// suite's problem, a rollback included, and refuses --set keys for the
+// switches as doing nothing. TestSuite runs the shared suite on it.
+func TestSalsaProbe(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(400, 0)
-	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback, c.Tail.ProbeSettle = true, true, true, true
-	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	s, err := schedule.New("salsa-probe", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := s.(*schedule.Tail)
+	on := c
+	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle = true, true, true, true
+	budget := mustNewTail(t, on)
+	if probe.Config() != budget.Config() {
+		t.Fatalf("salsa-probe's TailConfig %+v, want salsa-budget's with the probe on, %+v", probe.Config(), budget.Config())
+	}
+	p1, p2 := schedtest.NewProblem(4, 600), schedtest.NewProblem(4, 600)
+	rollbacks := 0
+	for k := 1; k <= 600; k++ {
+		r1, err1 := p1.Step(probe, k)
+		r2, err2 := p2.Step(budget, k)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("step %d: %v, %v", k, err1, err2)
+		}
+		if !reflect.DeepEqual(r1, r2) {
+			t.Fatalf("step %d: salsa-probe %+v, salsa-budget with the probe on %+v", k, r1, r2)
+		}
+		if r1.Rollback {
+			rollbacks++
+		}
+	}
+	if rollbacks != 1 {
+		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
+	}
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle"} {
+		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
+			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
+				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
+		}
+	}
+	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "nmin", "gamma"} {
+		if !schedule.KeyApplies(k, "salsa-probe") {
+			t.Errorf("--set %s does not apply to salsa-probe", k)
+		}
+	}
+	c.Tail.FromSwitch = false
+	if _, err := schedule.New("salsa-probe", c); err == nil || !strings.Contains(err.Error(), "TailConfig.Probe = true: needs FromSwitch (--set decay_from_switch=1)") {
+		t.Errorf("salsa-probe without FromSwitch: err = %v", err)
+	}
 }

@@ -136,17 +136,17 @@ var setters = map[string]setter{
 	"patience": ikey("w/ val and plateau: checks without improvement tolerated before a drop", func(c *Config) []*int {
 		return []*int{&c.Validation.Patience, &c.Plateau.Patience}
 	}),
-	"total_steps":       ikey("cosine, wsd and salsa-budget: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps, &c.Tail.Steps} }),
+	"total_steps":       ikey("cosine, wsd, salsa-budget and salsa-probe: the budget, total optimizer steps", func(c *Config) []*int { return []*int{&c.Cosine.Steps, &c.WSD.Steps, &c.Tail.Steps} }),
 	"min_lr":            fkey("cosine and wsd: the rate the decay ends at; plateau: the floor (0)", func(c *Config) []*float64 { return []*float64{&c.Cosine.MinLR, &c.WSD.MinLR, &c.Plateau.MinLR} }),
-	"decay_fraction":    fkey("wsd: the linear decay's share of the budget (0.2); salsa-budget: its least share, when SALSA switches late or never", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction, &c.Tail.Fraction} }),
+	"decay_fraction":    fkey("wsd: the linear decay's share of the budget (0.2); salsa-budget and salsa-probe: its least share, when SALSA switches late or never", func(c *Config) []*float64 { return []*float64{&c.WSD.DecayFraction, &c.Tail.Fraction} }),
 	"threshold":         fkey("plateau: improvement needed, relative to the best (1e-4)", func(c *Config) []*float64 { return []*float64{&c.Plateau.Threshold} }),
 	"cooldown":          ikey("plateau: checks after a drop that do not count as bad (0)", func(c *Config) []*int { return []*int{&c.Plateau.Cooldown} }),
 	"min_delta":         fkey("w/ val: improvement needed, absolute", func(c *Config) []*float64 { return []*float64{&c.Validation.MinDelta} }),
-	"decay_from_switch": bkey("salsa-budget: begin the linear decay to 0 at SALSA's switch (1, the default), or at the last decay_fraction of the budget only (0)", func(c *Config) []*bool { return []*bool{&c.Tail.FromSwitch} }),
+	"decay_from_switch": bkey("salsa-budget: begin the linear decay to 0 at SALSA's switch (1, the default), or at the last decay_fraction of the budget only (0; salsa-probe needs 1)", func(c *Config) []*bool { return []*bool{&c.Tail.FromSwitch} }),
 	"probe":             bkey("salsa-budget: after the switch, double the rate every 5% of the budget while the window's mean loss is not significantly above the last accepted one's, then decay from the last accepted rate (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Probe} }),
 	"probe_early":       bkey("salsa-budget with probe=1: start the probe after the warm-up's first 5% of the budget, or at the switch if that comes first, and after a failed rate decay from half the last accepted one, the momentum zeroed (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeEarly} }),
 	"probe_rollback":    bkey("salsa-budget with probe=1: keep the parameters at the end of every accepted window, and when a rate fails put them back, the momentum zeroed, before the decay (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeRollback} }),
-	"probe_settle":      bkey("salsa-budget with probe_early=1: start the early probe only once SSLS's rate has risen by less than ×2 over the last 5% of the budget (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeSettle} }),
+	"probe_settle":      bkey("salsa-budget with probe_early=1: start the early probe only once SSLS's rate has risen by less than ×2 over the last 5% of the budget (0, the default; 1: on; salsa-probe is salsa-budget with the four probe keys at 1)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeSettle} }),
 	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
 	"ls_dir":            {help: "SSLS line-search direction: g (Algorithm 2, statopt) or d (the update's direction d_k)"},
@@ -259,7 +259,8 @@ var allKeyPaths = sync.OnceValue(func() map[string][]string {
 // usedBy reports whether a method (one of [Methods]) reads the Config field
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
 // the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
-// reads SALSA's and Tail; a -val method also reads Validation.
+// reads SALSA's and Tail, and salsa-probe the same but the probe's four
+// switches, which it sets; a -val method also reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
@@ -268,6 +269,12 @@ func usedBy(method, path string) bool {
 	switch method {
 	case "salsa-budget":
 		return top == "Tail" || usedBy("salsa", path)
+	case "salsa-probe": // the probe's four switches are on (TailConfig.WithProbe)
+		switch path {
+		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle":
+			return false
+		}
+		return usedBy("salsa-budget", path)
 	case "salsa":
 		switch top {
 		case "SSLS", "SALSADropAfter", "ForceSwitchAt":

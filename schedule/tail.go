@@ -42,6 +42,16 @@ type TailConfig struct {
 	ProbeSettle bool
 }
 
+// WithProbe is c with the rate probe on, started early once SSLS has
+// settled, and with the rollback: Probe, ProbeEarly, ProbeRollback and
+// ProbeSettle. It is the Tail of the method "salsa-probe", the variant of
+// salsa-budget that docs/parity measured closest to a grid-tuned schedule;
+// FromSwitch stays c's (the probe needs it, and Validate says so).
+func (c TailConfig) WithProbe() TailConfig {
+	c.Probe, c.ProbeEarly, c.ProbeRollback, c.ProbeSettle = true, true, true, true
+	return c
+}
+
 // Switcher is a scheduler that switches phase once, as SALSA does; [Tail]
 // with FromSwitch begins its decay there.
 type Switcher interface {

@@ -122,7 +122,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "bogus=1"}, 1, "--set bogus: unknown key"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "nmin=x"}, 1, "--set nmin=x: not an integer"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz"}, 1, "--n and --batch are required"},
-		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--method", "nope"}, 1, `--method nope: method "nope": must be one of salsa, salsa-budget, sasa+`},
+		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--method", "nope"}, 1, `--method nope: method "nope": must be one of salsa, salsa-budget, salsa-probe, sasa+`},
 		{[]string{"replay", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
 	}
@@ -374,7 +374,7 @@ func TestReplayRunErrors(t *testing.T) {
 		{[]string{"replay", "--run", dir, "--trace", steps}, 1, "--trace and --config apply only without --run"},
 		{[]string{"replay", "--run", filepath.Join(tmp, "none")}, 1, "none/steps.csv.gz"},
 		{[]string{"replay", "--run", dir, "--n", "3"}, 1, "--preset, --n and --batch apply only without --config or --run"},
-		{[]string{"replay", "--run", dir, "--method", "sgd"}, 1, `--method sgd: method "sgd": must be one of salsa, salsa-budget, sasa+, sasa, ssls, slope, shb-hand, adam-warmup`},
+		{[]string{"replay", "--run", dir, "--method", "sgd"}, 1, `--method sgd: method "sgd": must be one of salsa, salsa-budget, salsa-probe, sasa+, sasa, ssls, slope, shb-hand, adam-warmup`},
 		{[]string{"replay", "--trace", steps, "--config", noSchedule}, 1, "a.json: run.json: missing key(s) plan.schedule"},
 		{[]string{"replay", "--trace", steps, "--config", badMethod}, 1, `plan.options.method: method "sgd": must be one of`},
 		{[]string{"replay", "--trace", steps, "--config", badSched}, 1, `plan.scheduler = "cut": method sasa+ runs scheduler "sasa+"`},

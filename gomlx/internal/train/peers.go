@@ -159,11 +159,11 @@ func keyMethods(k string) []string {
 	return ms
 }
 
-// setBudget gives cosine, wsd and salsa-budget their budget, --epochs × the steps of an
+// setBudget gives cosine, wsd, salsa-budget and salsa-probe their budget, --epochs × the steps of an
 // epoch, and their warmup (cfg.Warmup.Steps, from warmup_epochs); --set
 // total_steps and warmup_steps, applied after, override them.
 func setBudget(cfg *schedule.Config, sched string, p *Plan) {
-	if sched == "cosine" || sched == "wsd" || sched == "salsa-budget" {
+	if sched == "cosine" || sched == "wsd" || sched == "salsa-budget" || sched == "salsa-probe" {
 		cfg.SetBudget(p.Options.Epochs*p.StepsPerEpoch, cfg.Warmup.Steps)
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // Methods lists the --method values.
-var Methods = []string{"salsa", "salsa-budget", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val",
+var Methods = []string{"salsa", "salsa-budget", "salsa-probe", "sasa+", "sasa", "ssls", "slope", "shb-hand", "adam-warmup", "salsa-val", "sasa+-val",
 	"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} // the peers: see Peers
 
 // ModelInfo describes a --model: what data it takes and its defaults.
@@ -392,6 +392,9 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if schedName == "salsa-probe" {
+		cfg.Tail = cfg.Tail.WithProbe() // what schedule.New runs, so that run.json says so
+	}
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
 		return nil, userError(err, o)
@@ -434,6 +437,10 @@ func KeyApplies(k, method string) error {
 	}
 	if len(applies) == 0 {
 		return fmt.Errorf("--set %s does nothing for any --method of salsa train", k)
+	}
+	if method == "salsa-probe" && slices.Contains(applies, "salsa-budget") {
+		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback and probe_settle on; "+
+			"to choose them one by one, use --method salsa-budget", k)
 	}
 	return fmt.Errorf("--set %s does nothing for --method %s; it applies to %s", k, method, strings.Join(applies, ", "))
 }

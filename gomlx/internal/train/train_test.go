@@ -285,7 +285,8 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"drop_after", "10"}} }, "--set drop_after does nothing for --method salsa; it applies to sasa+, sasa, slope, sasa+-val"},
 		{func(o *Options) { o.Sets = [][2]string{{"patience", "2"}} }, "--set patience does nothing for --method salsa; it applies to salsa-val, sasa+-val"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"momentum", "0.5"}} }, "--set momentum does nothing for --method adam-warmup"},
-		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, ssls, salsa-val"},
+		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback and probe_settle on; to choose them one by one, use --method salsa-budget"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
 		{func(o *Options) {
 			o.Method = "adam-warmup"
