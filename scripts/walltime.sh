@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Wall time of salsa-budget (from lr0 0.01) against the tuned shb-hand, run
+# Wall time of salsa-budget, or METHOD (from lr0 0.01), against the tuned shb-hand, run
 # in pairs, in alternating order, side by side under the same load: the seconds= of each run's
 # final line, the process's CPU seconds, and the median ratios (of an even
 # number of pairs, the mean of the two middle ones). Issue 9 asks for ≤ 1.10×.
 # Usage: bash scripts/walltime.sh [PAIRS] [SALSA-BUDGET ARGS...]   (default 3 pairs per task)
 # e.g. bash scripts/walltime.sh 3 --set probe=1 --set probe_early=1
+# METHOD=salsa-probe times that method instead of salsa-budget.
 # NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; also lstm, resnet20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-3}; shift || true
 extra=("$@")
+method=${METHOD:-salsa-budget}
 [ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # secs ARGS...: "WALL CPU", the run's seconds= (training and evaluation) and
@@ -22,7 +24,7 @@ secs() {
 	rm -rf "$tmp/r"
 	awk -v w="$w" -v t="$t" 'BEGIN { split(t, c, " "); printf "%s %.1f\n", w, c[1] + c[2] }'
 }
-echo "| task | shb-hand s | salsa-budget s | ratio | shb-hand CPU s | salsa-budget CPU s | CPU ratio |"
+echo "| task | shb-hand s | $method s | ratio | shb-hand CPU s | $method CPU s | CPU ratio |"
 echo "|---|---|---|---|---|---|---|"
 for task in ${TASKS:-logreg mlp cnn}; do
 	case $task in
@@ -38,9 +40,9 @@ for task in ${TASKS:-logreg mlp cnn}; do
 		# the order alternates (ABBA...), so that neither method always runs second
 		if [ $((i % 2)) = 1 ]; then
 			a=$(secs "${common[@]}" --method shb-hand --lr0 $lr)
-			b=$(secs "${common[@]}" --method salsa-budget --lr0 0.01 "${extra[@]}")
+			b=$(secs "${common[@]}" --method "$method" --lr0 0.01 "${extra[@]}")
 		else
-			b=$(secs "${common[@]}" --method salsa-budget --lr0 0.01 "${extra[@]}")
+			b=$(secs "${common[@]}" --method "$method" --lr0 0.01 "${extra[@]}")
 			a=$(secs "${common[@]}" --method shb-hand --lr0 $lr)
 		fi
 		read -r aw ac <<<"$a"
