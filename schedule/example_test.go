@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 
 	"github.com/salsaopt/salsa/schedule"
@@ -71,4 +72,70 @@ func ExampleWithLogger() {
 	}
 	// Output:
 	// level=INFO msg="salsa event" scheduler=cut event.step=2 event.kind=drop event.new_lr=0.03 event.reason=schedule
+}
+
+// salsa-probe on the same objective: it needs the budget, and it asks the
+// loop to keep a copy of the parameters (Result.Save), to put it back when
+// a rate fails (Result.Rollback) and to drop it when the decay begins
+// (Result.Release).
+func ExampleNew_salsaProbe() {
+	cfg, _ := schedule.Defaults(schedule.PresetPaper, 2000, 20, 0.01) // n, b, α_0
+	cfg.SetBudget(3000, 0)                                            // T steps: the user's epochs × steps per epoch
+	s, err := schedule.New("salsa-probe", cfg)
+	if err != nil {
+		panic(err)
+	}
+
+	x, h, beta := 5.0, 0.0, 0.9
+	kept := math.NaN()
+	noise := []float64{0.3, -0.1, 0.2, -0.4, 0.1, -0.2, 0.4, -0.3}
+	for k := 1; k <= 3000; k++ {
+		xi := noise[k%len(noise)]
+		loss := func(x float64) float64 { return 0.5 * (x - xi) * (x - xi) }
+		g := x - xi
+		req, err := s.Begin(loss(x), g*g)
+		if err != nil {
+			panic(err)
+		}
+		for req.Eval {
+			req, _ = s.Trial(loss(x - req.Eta*g))
+		}
+		h = beta*h + (1-beta)*g
+		x -= req.LR * h
+		res, err := s.End(schedule.Observation{X1D: x * h, D2: h * h})
+		if err != nil {
+			panic(err)
+		}
+		switch {
+		case res.Save:
+			kept = x
+		case res.Rollback:
+			x = kept
+		}
+		if res.Release {
+			kept = math.NaN()
+		}
+		if res.ResetMomentum {
+			h = 0
+		}
+		for _, e := range res.Events {
+			switch {
+			case e.Kind == schedule.KindProbe && e.Reason == "start":
+				fmt.Printf("step %d: probe starts, testing lr=%.3g\n", e.Step, e.NewLR)
+			case e.Kind == schedule.KindProbe && e.Accept:
+				fmt.Printf("step %d: the window at lr=%.3g is kept (mean loss %.3f, last kept %.3f)\n", e.Step, e.NewLR, e.Mean, e.Prev)
+			case e.Kind == schedule.KindProbe: // a rejected window, or outliers (e.Reason)
+				fmt.Printf("step %d: the window at lr=%.3g fails (mean loss %.3f, last kept %.3f)\n", e.Step, e.NewLR, e.Mean, e.Prev)
+			case e.Kind == schedule.KindDecay:
+				fmt.Printf("step %d: decay to 0 from lr=%.3g (%s)\n", e.Step, e.NewLR, e.Reason)
+			}
+		}
+	}
+	fmt.Printf("|x| = %.2f\n", math.Abs(x))
+	// Output:
+	// step 191: probe starts, testing lr=1.94
+	// step 341: the window at lr=1.94 is kept (mean loss 0.045, last kept 0.116)
+	// step 491: the window at lr=3.88 fails (mean loss 0.068, last kept 0.045)
+	// step 491: decay to 0 from lr=0.97 (rollback)
+	// |x| = 0.00
 }
