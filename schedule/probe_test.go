@@ -432,8 +432,9 @@ func TestProbeSettle(t *testing.T) {
 // TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
 // four switches on (TailConfig.WithProbe). It has salsa-budget's
 // configuration with them set, takes the same decisions step by step on the
-// suite's problem, a rollback included, and refuses --set keys for the
-// switches as doing nothing. TestSuite runs the shared suite on it.
+// suite's problem, a rollback included, is named salsa-probe however the
+// switches were set, and refuses --set keys for them as doing nothing.
+// TestSuite runs the shared suite on it.
 func TestSalsaProbe(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(400, 0)
@@ -445,6 +446,9 @@ func TestSalsaProbe(t *testing.T) {
 	on := c
 	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle = true, true, true, true
 	budget := mustNewTail(t, on)
+	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
+		t.Errorf("names %q and, with the four flags, %q; without them %q", probe.Name(), budget.Name(), mustNewTail(t, c).Name())
+	}
 	if probe.Config() != budget.Config() {
 		t.Fatalf("salsa-probe's TailConfig %+v, want salsa-budget's with the probe on, %+v", probe.Config(), budget.Config())
 	}

@@ -121,8 +121,15 @@ func NewTail(cfg TailConfig, inner Scheduler, opts ...Option) (*Tail, error) {
 	return t, nil
 }
 
-// Name is the inner scheduler's name with "-budget" ("salsa-budget").
-func (t *Tail) Name() string { return t.inner.Name() + "-budget" }
+// Name is the inner scheduler's name with "-budget" ("salsa-budget"), or
+// with "-probe" when the probe's four switches are on (TailConfig.WithProbe:
+// "salsa-probe", whichever way they were set).
+func (t *Tail) Name() string {
+	if t.cfg == t.cfg.WithProbe() {
+		return t.inner.Name() + "-probe"
+	}
+	return t.inner.Name() + "-budget"
+}
 
 // Config returns the configuration.
 func (t *Tail) Config() TailConfig { return t.cfg }
