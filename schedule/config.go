@@ -248,10 +248,10 @@ func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
 	return c, nil
 }
 
-// SetBudget sets the budget of the schedules that need one (cosine, wsd,
-// salsa-budget, salsa-probe): steps optimizer steps in all, the first warmup of them a
-// linear warmup (cosine and wsd). Defaults leaves it unset (Steps = 0), which
-// New rejects for them.
+// SetBudget sets the budget of the schedules that need one ([NeedsBudget]:
+// cosine, wsd, salsa-budget, salsa-probe): steps optimizer steps in all, the
+// first warmup of them a linear warmup (cosine and wsd). Defaults leaves it
+// unset (Steps = 0), which New rejects for them.
 func (c *Config) SetBudget(steps, warmup int) {
 	c.Cosine.Steps, c.Cosine.WarmupSteps = steps, warmup
 	c.WSD.Steps, c.WSD.WarmupSteps = steps, warmup
@@ -270,9 +270,25 @@ var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "s
 	"salsa-probe", "constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val",
 	"cosine", "wsd", "plateau"}
 
-// New builds the scheduler a method names from the bundle. A "-val" suffix
-// wraps it in [WithValidation].
+// NeedsBudget reports whether a method of [Methods] reads the budget that
+// [Config.SetBudget] sets: cosine, wsd, salsa-budget and salsa-probe.
+func NeedsBudget(method string) bool { return KeyApplies("total_steps", method) }
+
+// ForMethod is c with the settings a method fixes: salsa-probe's Tail is
+// [TailConfig.WithProbe]. It is the configuration New runs for the method;
+// every other method leaves c as it is.
+func (c Config) ForMethod(method string) Config {
+	if method == "salsa-probe" {
+		c.Tail = c.Tail.WithProbe()
+	}
+	return c
+}
+
+// New builds the scheduler a method names from the bundle (as
+// [Config.ForMethod] fixes it). A "-val" suffix wraps it in
+// [WithValidation].
 func New(method string, c Config, opts ...Option) (Scheduler, error) {
+	c = c.ForMethod(method)
 	if base, ok := strings.CutSuffix(method, "-val"); ok && base != "" {
 		in, err := New(base, c, opts...)
 		if err != nil {
@@ -301,18 +317,12 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 		return NewSSLS(c.SSLS, opts...)
 	case "salsa":
 		return NewSALSA(c.SALSA(), opts...)
-	case "salsa-budget":
+	case "salsa-budget", "salsa-probe":
 		in, err := NewSALSA(c.SALSA(), opts...)
 		if err != nil {
 			return nil, err
 		}
 		return NewTail(c.Tail, in, opts...)
-	case "salsa-probe":
-		in, err := NewSALSA(c.SALSA(), opts...)
-		if err != nil {
-			return nil, err
-		}
-		return NewTail(c.Tail.WithProbe(), in, opts...)
 	case "cosine":
 		return NewCosine(c.Cosine, opts...)
 	case "wsd":

@@ -449,6 +449,17 @@ func TestSalsaProbe(t *testing.T) {
 	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
 		t.Errorf("names %q and, with the four flags, %q; without them %q", probe.Name(), budget.Name(), mustNewTail(t, c).Name())
 	}
+	if !reflect.DeepEqual(c.ForMethod("salsa-probe"), on) || !reflect.DeepEqual(c.ForMethod("salsa-budget"), c) {
+		t.Errorf("ForMethod: salsa-probe %+v, salsa-budget %+v; want the probe on for salsa-probe only", c.ForMethod("salsa-probe").Tail, c.ForMethod("salsa-budget").Tail)
+	}
+	for _, m := range []string{"salsa-probe", "salsa-budget", "cosine", "wsd"} {
+		if !schedule.NeedsBudget(m) {
+			t.Errorf("NeedsBudget(%q) = false", m)
+		}
+	}
+	if schedule.NeedsBudget("salsa") || schedule.NeedsBudget("warmup") {
+		t.Errorf("NeedsBudget: salsa %v, warmup %v; want false", schedule.NeedsBudget("salsa"), schedule.NeedsBudget("warmup"))
+	}
 	if probe.Config() != budget.Config() {
 		t.Fatalf("salsa-probe's TailConfig %+v, want salsa-budget's with the probe on, %+v", probe.Config(), budget.Config())
 	}

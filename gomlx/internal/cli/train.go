@@ -112,12 +112,12 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 		return fmt.Errorf("--resume --epochs %d: the run in %s has completed %d epochs already (give ≥ %d)", o.Epochs, out, done, done)
 	}
 	fmt.Fprintf(stderr, "salsa train: --epochs %d: the run goes on to epoch %d (it was set to %d)\n", o.Epochs, o.Epochs, ro.Epochs)
-	switch ro.Method {
-	case "shb-hand":
+	switch {
+	case ro.Method == "shb-hand":
 		fmt.Fprintf(stderr, "warning: --epochs: shb-hand keeps the cuts it was given for --epochs %d (after epochs %v)\n", ro.Epochs, ro.Drops)
-	case "adam-warmup":
+	case ro.Method == "adam-warmup":
 		fmt.Fprintf(stderr, "warning: --epochs: adam-warmup keeps the warmup it was given for --epochs %d (%.3g epochs)\n", ro.Epochs, p.WarmupEpochs)
-	case "cosine", "wsd", "salsa-budget", "salsa-probe": // SetBudget gives the four the same budget
+	case schedule.NeedsBudget(p.Scheduler): // SetBudget gives each the same budget
 		fmt.Fprintf(stderr, "warning: --epochs: %s keeps the budget it was given for --epochs %d (%d steps); the steps past it keep its last rate\n",
 			ro.Method, ro.Epochs, p.Schedule.Tail.Steps)
 	}

@@ -159,11 +159,12 @@ func keyMethods(k string) []string {
 	return ms
 }
 
-// setBudget gives cosine, wsd, salsa-budget and salsa-probe their budget, --epochs × the steps of an
+// setBudget gives the schedules that need one (schedule.NeedsBudget: cosine,
+// wsd, salsa-budget, salsa-probe) their budget, --epochs × the steps of an
 // epoch, and their warmup (cfg.Warmup.Steps, from warmup_epochs); --set
 // total_steps and warmup_steps, applied after, override them.
 func setBudget(cfg *schedule.Config, sched string, p *Plan) {
-	if sched == "cosine" || sched == "wsd" || sched == "salsa-budget" || sched == "salsa-probe" {
+	if schedule.NeedsBudget(sched) {
 		cfg.SetBudget(p.Options.Epochs*p.StepsPerEpoch, cfg.Warmup.Steps)
 	}
 }

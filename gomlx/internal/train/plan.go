@@ -392,9 +392,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if schedName == "salsa-probe" {
-		cfg.Tail = cfg.Tail.WithProbe() // what schedule.New runs, so that run.json says so
-	}
+	cfg = cfg.ForMethod(schedName) // what schedule.New runs, so that run.json says so
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
 		return nil, userError(err, o)
