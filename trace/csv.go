@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // maxLine bounds the length of one line; a longer line is an error.
@@ -70,19 +71,24 @@ func (lr *lineReader) next() (line string, ok bool, err error) {
 	return string(lr.sc.Bytes()), true, nil
 }
 
-// header reads line 1 and checks that it is exactly want.
-func (lr *lineReader) header(want string) error {
+// header reads line 1 and checks that it is exactly one of want (at least
+// one), which it returns.
+func (lr *lineReader) header(want ...string) (string, error) {
 	line, ok, err := lr.next()
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !ok {
-		return &ParseError{Line: 1, Err: fmt.Errorf("missing header %q", want)}
+		return "", &ParseError{Line: 1, Err: fmt.Errorf("missing header %q", want[0])}
 	}
-	if line != want {
-		return &ParseError{Line: 1, Err: fmt.Errorf("header is %q, want %q", line, want)}
+	if !slices.Contains(want, line) {
+		w := fmt.Sprintf("%q", want[0])
+		for _, h := range want[1:] {
+			w += fmt.Sprintf(" or %q", h)
+		}
+		return "", &ParseError{Line: 1, Err: fmt.Errorf("header is %q, want %s", line, w)}
 	}
-	return nil
+	return line, nil
 }
 
 // split cuts line at commas into dst[:0].

@@ -2,7 +2,10 @@
 // (shared/conformance/README.md) byte for byte:
 //
 //   - *.trace.csv(.gz): one [Row] per optimizer step, header
-//     `step,lr,loss,x1d,d2,eta` ([ReadTrace], [TraceWriter]);
+//     `step,lr,loss,x1d,d2,eta` ([ReadTrace], [TraceWriter]), or this
+//     package's `step,lr,loss,x1d,d2,eta,step_size` ([StepSizeHeader]) for
+//     the runs of learning-rate-free and schedule-free methods, whose step
+//     is partly their own;
 //   - *.events.csv: one row per [schedule.Event], header `step,kind,details...`
 //     ([ReadEvents], [WriteEvents], [EventWriter]);
 //   - *.meta.json: the statopt constructor arguments and a summary of the

@@ -185,7 +185,7 @@ func WriteEvents(w io.Writer, evs []schedule.Event) error {
 // On error it also returns the events before the bad line.
 func ReadEvents(r io.Reader) ([]schedule.Event, error) {
 	lr := newLineReader(r)
-	if err := lr.header(EventsHeader); err != nil {
+	if _, err := lr.header(EventsHeader); err != nil {
 		return nil, err
 	}
 	var evs []schedule.Event

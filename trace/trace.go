@@ -11,7 +11,14 @@ import (
 // TraceHeader is the first line of a *.trace.csv file.
 const TraceHeader = "step,lr,loss,x1d,d2,eta"
 
-var traceColumns = [...]string{"step", "lr", "loss", "x1d", "d2", "eta"}
+// StepSizeHeader is the header of a trace with this package's seventh
+// column, step_size: the step a learning-rate-free or schedule-free method
+// took ([Row.StepSize]). salsa writes it in the steps.csv of the peers whose
+// step size is partly their own (direction.LRAware); the reference traces
+// never have it.
+const StepSizeHeader = TraceHeader + ",step_size"
+
+var traceColumns = [...]string{"step", "lr", "loss", "x1d", "d2", "eta", "step_size"}
 
 // Row is one optimizer step of a trace.
 type Row struct {
@@ -22,10 +29,19 @@ type Row struct {
 	D2     float64 // ‖d_k‖², not scaled by α/2
 	Eta    float64 // the line-search step η that was smoothed into LR; meaningful if HasEta
 	HasEta bool    // false when no line search ran (an empty eta cell)
+	// StepSize is the step the direction took on top of α_k, in the terms
+	// its paper logs (direction.LRAware.EffectiveLR: Prodigy's α_k·d_k,
+	// DoG's α_k·η_t, ...); meaningful if HasStepSize. Only a trace with
+	// [StepSizeHeader] has the column, and there an empty cell is
+	// HasStepSize false.
+	StepSize    float64
+	HasStepSize bool
 }
 
 // ReadTrace reads a trace, gzip-compressed (detected by its magic bytes
-// 1f 8b) or plain. NaN and ±Inf cells are accepted (see the package doc).
+// 1f 8b) or plain, with the header [TraceHeader] or [StepSizeHeader]; every
+// row has the header's number of columns. NaN and ±Inf cells are accepted
+// (see the package doc).
 // On error it also returns the rows before the bad line.
 func ReadTrace(r io.Reader) ([]Row, error) {
 	zr, closeZ, err := maybeGunzip(r)
@@ -41,8 +57,13 @@ func ReadTrace(r io.Reader) ([]Row, error) {
 
 func readTrace(r io.Reader) ([]Row, error) {
 	lr := newLineReader(r)
-	if err := lr.header(TraceHeader); err != nil {
+	h, err := lr.header(TraceHeader, StepSizeHeader)
+	if err != nil {
 		return nil, err
+	}
+	ncol := len(traceColumns) - 1
+	if h == StepSizeHeader {
+		ncol++
 	}
 	var rows []Row
 	cells := make([]string, 0, len(traceColumns))
@@ -55,9 +76,9 @@ func readTrace(r io.Reader) ([]Row, error) {
 			return rows, nil
 		}
 		cells = split(cells, line)
-		if len(cells) != len(traceColumns) {
+		if len(cells) != ncol {
 			return rows, &ParseError{Line: lr.line,
-				Err: fmt.Errorf("%d columns, want %d (%s)", len(cells), len(traceColumns), TraceHeader)}
+				Err: fmt.Errorf("%d columns, want %d (%s)", len(cells), ncol, h)}
 		}
 		var row Row
 		if row.Step, err = parseInt(cells[0]); err != nil {
@@ -85,6 +106,12 @@ func readTrace(r io.Reader) ([]Row, error) {
 			}
 			row.HasEta = true
 		}
+		if ncol > 6 && cells[6] != "" {
+			if row.StepSize, err = parseFloat(cells[6]); err != nil {
+				return rows, cellError(lr.line, 6, traceColumns[:], err)
+			}
+			row.HasStepSize = true
+		}
 		rows = append(rows, row)
 	}
 }
@@ -107,23 +134,44 @@ func ReadTraceFile(path string) ([]Row, error) {
 // TraceWriter writes a trace one row per step. Its output is plain text; wrap
 // the destination in a gzip.Writer for a *.trace.csv.gz.
 type TraceWriter struct {
-	w   *bufio.Writer
-	buf []byte
+	w        *bufio.Writer
+	buf      []byte
+	stepSize bool // the writer's header is StepSizeHeader
 }
 
-// NewTraceWriter returns a writer that has written the header to w.
-func NewTraceWriter(w io.Writer) (*TraceWriter, error) {
-	t := &TraceWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 128)}
-	if _, err := t.w.WriteString(TraceHeader + "\n"); err != nil {
+// NewTraceWriter returns a writer that has written [TraceHeader] to w.
+func NewTraceWriter(w io.Writer) (*TraceWriter, error) { return newTraceWriter(w, false) }
+
+// NewStepSizeTraceWriter returns a writer that has written [StepSizeHeader]
+// to w: its rows have the step_size column.
+func NewStepSizeTraceWriter(w io.Writer) (*TraceWriter, error) { return newTraceWriter(w, true) }
+
+func newTraceWriter(w io.Writer, stepSize bool) (*TraceWriter, error) {
+	t := &TraceWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 128), stepSize: stepSize}
+	h := TraceHeader
+	if stepSize {
+		h = StepSizeHeader
+	}
+	if _, err := t.w.WriteString(h + "\n"); err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	return t, nil
 }
 
 // Write writes one row. Eta is written only when HasEta is true; otherwise the
-// cell is empty and Eta is ignored.
+// cell is empty and Eta is ignored. StepSize is written likewise, by a
+// writer from [NewStepSizeTraceWriter]; the other writer returns an error
+// for a row with HasStepSize, which its header has no column for.
 func (t *TraceWriter) Write(r Row) error {
-	b := AppendRow(t.buf[:0], r)
+	var b []byte
+	switch {
+	case t.stepSize:
+		b = AppendStepSizeRow(t.buf[:0], r)
+	case r.HasStepSize:
+		return fmt.Errorf("trace: step %d: the row has a step size and the header (%s) no step_size column: use NewStepSizeTraceWriter", r.Step, TraceHeader)
+	default:
+		b = AppendRow(t.buf[:0], r)
+	}
 	b = append(b, '\n')
 	t.buf = b
 	if _, err := t.w.Write(b); err != nil {
@@ -140,7 +188,8 @@ func (t *TraceWriter) Flush() error {
 	return nil
 }
 
-// AppendRow appends r as one trace line, without the newline, to dst.
+// AppendRow appends r as one trace line of [TraceHeader], without the
+// newline, to dst; StepSize is not written (see [AppendStepSizeRow]).
 func AppendRow(dst []byte, r Row) []byte {
 	dst = appendInt(dst, r.Step)
 	for _, f := range [...]float64{r.LR, r.Loss, r.X1D, r.D2} {
@@ -150,6 +199,16 @@ func AppendRow(dst []byte, r Row) []byte {
 	dst = append(dst, ',')
 	if r.HasEta {
 		dst = AppendFloat(dst, r.Eta)
+	}
+	return dst
+}
+
+// AppendStepSizeRow appends r as one line of [StepSizeHeader]: [AppendRow]'s
+// cells and step_size, empty unless HasStepSize.
+func AppendStepSizeRow(dst []byte, r Row) []byte {
+	dst = append(AppendRow(dst, r), ',')
+	if r.HasStepSize {
+		dst = AppendFloat(dst, r.StepSize)
 	}
 	return dst
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/salsaopt/salsa/gomlx/internal/compare"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
+	"github.com/salsaopt/salsa/trace"
 )
 
 // quick are the flags that make a compare on MNIST logreg fast.
@@ -456,6 +457,29 @@ func TestComparePeerDefaults(t *testing.T) {
 	}
 	if got := reportRows(t, out); strings.Join(got, ";") != "salsa;dog;plateau" {
 		t.Errorf("rows %q", got)
+	}
+	// DoG's row gives the step its last update took (α·η_t, from
+	// steps.csv.gz), in the report and in summary.json; the others none.
+	rows, err := trace.ReadTraceFile(filepath.Join(out, "runs", "dog-lr1-s1", "steps.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[len(rows)-1].StepSize
+	report := readFile(t, filepath.Join(out, "report.md"))
+	if want := fmt.Sprintf("| 1; own step %.3g |", last); !strings.Contains(report, want) { // one seed: no [min, max]
+		t.Errorf("report.md has no %q", want)
+	}
+	if n := strings.Count(report, "; own step "); n != 1 {
+		t.Errorf("report.md has %d rows with an own step, want 1 (dog's)", n)
+	}
+	var sum compare.Summary
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "summary.json"))), &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sum.Rows {
+		if want := map[bool]float64{true: last}[r.Name == "dog"]; r.Seeds[0].FinalStep != want {
+			t.Errorf("summary.json: %s: final_step_size %v, want %v", r.Name, r.Seeds[0].FinalStep, want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/salsaopt/salsa/gomlx/internal/train"
+	"github.com/salsaopt/salsa/trace"
 )
 
 // peerArgs trains MNIST logistic regression on the first 2000 examples
@@ -50,6 +51,16 @@ func TestTrainPeers(t *testing.T) {
 		if m.Val && !strings.Contains(readFile(t, filepath.Join(dir, "events.csv")), "val_check") {
 			t.Errorf("%s: no validation check in events.csv", m.Name)
 		}
+		// steps.csv.gz has the step each learning-rate-free or
+		// schedule-free method took, and only theirs.
+		rows := readSteps(t, dir)
+		own := strings.HasPrefix(m.Name, "schedule-free") || slices.Contains([]string{"prodigy", "dadapt-sgd", "dog"}, m.Name)
+		for _, r := range rows {
+			if r.HasStepSize != own || own && !(r.StepSize > 0 && r.StepSize <= r.LR) {
+				t.Errorf("%s: step %d: step_size %v (has it: %v), want one in (0, α_k = %v]: %v", m.Name, r.Step, r.StepSize, r.HasStepSize, r.LR, own)
+				break
+			}
+		}
 	}
 	// adam-warmup without --lr0 runs at Adam's default 1e-3.
 	dir := t.TempDir()
@@ -67,10 +78,21 @@ func TestTrainPeers(t *testing.T) {
 	if s := readFile(t, filepath.Join(dir, "run.json")); !strings.Contains(s, `"lr0": 0.5`) {
 		t.Errorf("prodigy --lr0 0.5: run.json has another lr0")
 	}
+	// Prodigy's first step is α·d_0, d_0 = 1e-6 (prodigyopt's default).
+	if rows := readSteps(t, dir); rows[0].StepSize != 0.5e-6 {
+		t.Errorf("prodigy --lr0 0.5: step 1's step_size = %v, want α·d_0 = 5e-7", rows[0].StepSize)
+	}
 	dir = t.TempDir()
 	code, out, errs := run(t, peerArgs("schedule-free-sgd", dir, "--model", "mlp", "--epochs", "1", "--limit", "512")...)
 	if code != 0 || !final.MatchString(out) || !strings.Contains(readFile(t, filepath.Join(dir, "run.json")), `"engine": "gomlx"`) {
 		t.Errorf("schedule-free-sgd on mlp: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// Schedule-Free SGD's step γ_t is α_k, warmed up, on the GoMLX engine too.
+	for _, r := range readSteps(t, dir) {
+		if !r.HasStepSize || r.StepSize != r.LR {
+			t.Errorf("schedule-free-sgd on mlp: step %d: step_size %v (has it: %v), want α_k = %v", r.Step, r.StepSize, r.HasStepSize, r.LR)
+			break
+		}
 	}
 	code, help, errs := run(t, "train", "--help")
 	for _, m := range train.Peers {
@@ -78,6 +100,16 @@ func TestTrainPeers(t *testing.T) {
 			t.Errorf("train --help (exit %d) does not describe %s", code, m.Name)
 		}
 	}
+}
+
+// readSteps reads a run's steps.csv.gz.
+func readSteps(t *testing.T, dir string) []trace.Row {
+	t.Helper()
+	rows, err := trace.ReadTraceFile(filepath.Join(dir, "steps.csv.gz"))
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("%s: %d rows, %v", dir, len(rows), err)
+	}
+	return rows
 }
 
 // TestTrainPeersResume: a peer's run stopped in its second epoch and

@@ -32,6 +32,9 @@ type RunResult struct {
 	Switch     int // the step of the first switch event; 0 if none
 	Failed     string
 	SecPerStep float64
+	// FinalStep is the step the last update took, for a learning-rate-free
+	// or schedule-free peer (steps.csv.gz's step_size); 0 for the others.
+	FinalStep float64
 }
 
 // readEpochs reads epochs.csv by its header's names; an absent column is NaN.
@@ -99,6 +102,15 @@ func readResult(j *Job) (*RunResult, error) {
 	if n := len(r.Epochs); n > 0 && r.Epochs[n-1].Steps > 0 {
 		r.SecPerStep = r.Epochs[n-1].Seconds / float64(r.Epochs[n-1].Steps)
 	}
+	if r.Failed == "" {
+		rows, err := trace.ReadTraceFile(filepath.Join(j.Dir, "steps.csv.gz"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", j.Dir, err)
+		}
+		if n := len(rows); n > 0 && rows[n-1].HasStepSize {
+			r.FinalStep = rows[n-1].StepSize
+		}
+	}
 	return r, nil
 }
 
@@ -111,12 +123,15 @@ type Time struct {
 
 // SeedSummary is one run of a row, for summary.json.
 type SeedSummary struct {
-	Seed       uint64  `json:"seed"`
-	Dir        string  `json:"dir"`
-	Failed     string  `json:"failed,omitempty"`
-	Final      float64 `json:"final"` // the test metric at the last epoch
-	Best       float64 `json:"best"`  // the best test metric of any epoch
-	FinalLR    float64 `json:"final_lr"`
+	Seed    uint64  `json:"seed"`
+	Dir     string  `json:"dir"`
+	Failed  string  `json:"failed,omitempty"`
+	Final   float64 `json:"final"` // the test metric at the last epoch
+	Best    float64 `json:"best"`  // the best test metric of any epoch
+	FinalLR float64 `json:"final_lr"`
+	// FinalStep is the step of the last update of a learning-rate-free or
+	// schedule-free peer (steps.csv.gz's step_size), absent for the others.
+	FinalStep  float64 `json:"final_step_size,omitempty"`
 	Drops      int     `json:"drops"`
 	Switch     int     `json:"switch_step,omitempty"`
 	SecPerStep float64 `json:"seconds_per_step"`
@@ -261,7 +276,7 @@ func (g *Grid) Summarize() (*Summary, error) {
 		rs.LR0 = r.Chosen
 		for _, j := range r.Runs[r.Chosen] {
 			ss := SeedSummary{Seed: j.Seed, Dir: filepath.Join("runs", j.Name), Failed: j.Result.Failed, SecPerStep: j.Result.SecPerStep,
-				Drops: j.Result.Drops, Switch: j.Result.Switch}
+				Drops: j.Result.Drops, Switch: j.Result.Switch, FinalStep: j.Result.FinalStep}
 			if es := j.Result.Epochs; len(es) > 0 && ss.Failed == "" {
 				last := es[len(es)-1]
 				ss.Final, ss.Best, ss.FinalLR = metric(last), metric(last), last.LR
@@ -426,6 +441,7 @@ func (g *Grid) WriteReport(s *Summary) error {
 
 	// The cheapest row's seconds per step.
 	cheap, cheapRow := math.Inf(1), ""
+	ownStep := false // a row shows a learning-rate-free method's own step
 	for _, rs := range s.Rows {
 		if v := median(rs.col(func(x SeedSummary) float64 { return x.SecPerStep })); v > 0 && v < cheap {
 			cheap, cheapRow = v, rs.Name
@@ -482,15 +498,23 @@ func (g *Grid) WriteReport(s *Summary) error {
 		if k := n - len(rs.finals()); k > 0 {
 			failed = fmt.Sprintf(" (%d/%d seeds failed)", k, n)
 		}
+		finalLR := medRange(rs.col(func(x SeedSummary) float64 { return x.FinalLR }), g3)
+		if own := rs.col(func(x SeedSummary) float64 { return x.FinalStep }); len(own) > 0 && !slices.Contains(own, 0) {
+			finalLR += "; own step " + medRange(own, g3)
+			ownStep = true
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s |\n", name, lr0,
 			medRange(rs.finals(), fmtM), failed, medRange(rs.col(func(x SeedSummary) float64 { return x.Best }), fmtM),
 			to("epochs", g0), to("seconds", f1),
-			medRange(rs.col(func(x SeedSummary) float64 { return x.FinalLR }), g3),
+			finalLR,
 			medRange(rs.col(func(x SeedSummary) float64 { return float64(x.Drops) }), g0), sw, cost)
 	}
 	b.WriteString("\nEach cell is the median [min, max] over the seeds; a failed seed (an error such as a NaN loss, see its failed.txt) counts as not reaching the target and is left out of the other columns. ")
 	fmt.Fprintf(&b, "Epochs and seconds to target: the first epoch whose %s reaches the target, and the run's seconds at its end (epochs.csv: training and each epoch's evaluation); (k/n): the seeds that reached it; — where the median seed did not. ", mname)
 	b.WriteString("Final lr, drops and switch step (the step at which SALSA switches from SSLS to SASA+; — none) come from epochs.csv and events.csv. ")
+	if ownStep {
+		b.WriteString("Own step: the step the last update of a learning-rate-free or schedule-free method took, on top of its lr (steps.csv.gz's step_size: Prodigy's lr·d_k, DoG's lr·η_t, ...). ")
+	}
 	if cheapRow != "" {
 		fmt.Fprintf(&b, "Cost per step: seconds per step measured from the runs (the last epoch's seconds / steps, so evaluation included), relative to the cheapest row (%s: %.3g ms per step), not the plain step timed in isolation (salsa bench does that); runs that ran at the same time (--jobs) shared the cores.\n", cheapRow, 1000*cheap)
 	}

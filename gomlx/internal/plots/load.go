@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 
 // The files of a run directory, as salsa train writes them.
 const (
-	StepsFile  = "steps.csv.gz" // per-step trace (trace.TraceHeader)
+	StepsFile  = "steps.csv.gz" // per-step trace (trace.TraceHeader, or trace.StepSizeHeader for a learning-rate-free peer)
 	EventsFile = "events.csv"   // scheduler events (trace.EventsHeader)
 	EpochsFile = "epochs.csv"   // per-epoch summary (epochsHeader)
 	RunFile    = "run.json"     // method, label and schedule.Config
@@ -44,6 +45,12 @@ type run struct {
 	theta         float64              // SASA+ θ; 1/8 when run.json does not give it
 	variance      stats.VarianceMethod // the run's σ̂ estimator, 0 if unknown
 	notes         []string             // what was assumed or left out
+}
+
+// hasStepSize reports whether the trace has a step size in every row: a
+// peer whose step size is partly its own (trace.StepSizeHeader).
+func (r *run) hasStepSize() bool {
+	return len(r.rows) > 0 && !slices.ContainsFunc(r.rows, func(row trace.Row) bool { return !row.HasStepSize })
 }
 
 // loadRun reads the run directory dir. It is an error if dir does not exist,

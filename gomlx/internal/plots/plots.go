@@ -215,8 +215,19 @@ func compareFigs(runs []*run) (figs []namedFig, skipped []string) {
 			if byEpoch {
 				scale = 1 / r.stepsPerEpoch()
 			}
+			// A peer whose step size is partly its own (Prodigy's d_k, DoG's
+			// η_t) is drawn at the step it took: its α_k is a constant 1.
+			own := r.hasStepSize()
+			if own {
+				r.name += " (its own step)"
+				lr.Y.Label.Text = "learning rate, or a learning-rate-free method's own step (log scale)"
+			}
 			for _, row := range r.rows {
-				xs, ys = append(xs, float64(row.Step)*scale), append(ys, row.LR)
+				v := row.LR
+				if own {
+					v = row.StepSize
+				}
+				xs, ys = append(xs, float64(row.Step)*scale), append(ys, v)
 			}
 		} else {
 			for _, e := range r.epochs {
@@ -467,6 +478,16 @@ func lrPlot(r *run) *fig {
 		}
 	}
 	f.line("α_k", series(xs, ys, true), lineStyle(plotutil.Color(0), 1.5, nil))
+	if r.hasStepSize() {
+		// The peers whose step size is partly their own: the step they took.
+		var own []float64
+		for _, row := range r.rows {
+			own = append(own, row.StepSize)
+		}
+		f.line(ownStepName(r.method), series(xs, own, true), lineStyle(plotutil.Color(2), 1.5, nil))
+		f.Y.Label.Text = "learning rate α_k and the method's own step (log scale)"
+		ys = append(ys, own...)
+	}
 	var dx, dy []float64
 	for _, e := range r.events {
 		if e.Kind == schedule.KindDrop {
@@ -482,6 +503,22 @@ func lrPlot(r *run) *fig {
 	f.addMarks(r, false, true)
 	f.logY(ys)
 	return f
+}
+
+// ownStepName is the legend of a learning-rate-free or schedule-free
+// method's own step (steps.csv's step_size, direction.LRAware.EffectiveLR).
+func ownStepName(method string) string {
+	switch method {
+	case "prodigy":
+		return "α_k·d_k: Prodigy's step"
+	case "dadapt-sgd":
+		return "α_k·d_k/‖g_0‖: D-Adaptation's step"
+	case "dog":
+		return "α_k·η_t: DoG's step"
+	case "schedule-free-sgd", "schedule-free-adamw":
+		return "γ_t: Schedule-Free's step"
+	}
+	return "the method's own step"
 }
 
 // addProbe marks the rate probe (salsa-budget with probe=1) on the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -929,5 +930,84 @@ func TestPlotProbe(t *testing.T) {
 		if strings.HasPrefix(c.name, "probe") {
 			t.Errorf("salsa: %q drawn", c.name)
 		}
+	}
+}
+
+// TestPlotOwnStep: a learning-rate-free peer's steps.csv has the step it
+// took (step_size); the run's learning-rate figure draws it beside α_k,
+// and the comparison draws that run at it. A run without the column draws
+// α_k only.
+func TestPlotOwnStep(t *testing.T) {
+	root := t.TempDir()
+	own, plain := filepath.Join(root, "prodigy"), filepath.Join(root, "salsa")
+	for _, d := range []string{own, plain} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRun(t, plain, "salsa", 1500)
+	var tr bytes.Buffer
+	zw := gzip.NewWriter(&tr)
+	tw, err := trace.NewStepSizeTraceWriter(zw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want plotter.XYs
+	for k := 1; k <= 1500; k++ {
+		step := 1e-6 * math.Pow(1.01, float64(k))
+		want = append(want, plotter.XY{X: float64(k), Y: step})
+		if err := tw.Write(trace.Row{Step: k, LR: 1, Loss: 1 / float64(k), StepSize: step, HasStepSize: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(tw.Flush(), zw.Close(), os.WriteFile(filepath.Join(own, StepsFile), tr.Bytes(), 0o644),
+		os.WriteFile(filepath.Join(own, RunFile), []byte(`{"plan": {"options": {"method": "prodigy"}}}`), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	curves := func(f *fig) map[string]plotter.XYs {
+		got := map[string]plotter.XYs{}
+		for _, c := range f.data {
+			got[c.name] = c.pts
+		}
+		return got
+	}
+	r, err := loadRun(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.method != "prodigy" {
+		t.Fatalf("method %q, want prodigy", r.method)
+	}
+	if got := curves(lrPlot(r))["α_k·d_k: Prodigy's step"]; !slices.Equal(got, want) {
+		t.Errorf("prodigy: own step %d points, want the %d of step_size", len(got), len(want))
+	}
+	r, err = loadRun(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := curves(lrPlot(r)); len(got) == 0 || got["the method's own step"] != nil {
+		t.Errorf("salsa: curves %v: want α_k and no own step", slices.Collect(maps.Keys(got)))
+	}
+	// The comparison draws the peer at its own step (x in epochs: 10 steps
+	// an epoch in writeRun's epochs.csv, none in the peer's: by step).
+	runs := []*run{}
+	for _, d := range []string{plain, own} {
+		r, err := loadRun(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	figs, _ := compareFigs(runs)
+	lr := figs[0].fig
+	if figs[0].name != "compare_lr" {
+		t.Fatalf("first comparison figure %q, want compare_lr", figs[0].name)
+	}
+	got := curves(lr)
+	if _, ok := got["markers: prodigy (its own step)"]; !ok {
+		t.Errorf("compare_lr: curves %v: want prodigy's, named for its own step", slices.Collect(maps.Keys(got)))
+	}
+	if m := got["markers: prodigy (its own step)"]; len(m) > 0 && m[0].Y > 1e-3 {
+		t.Errorf("compare_lr: prodigy drawn at %v, want its step_size (≤ 1e-3 at the first marks), not α_k = 1", m[0].Y)
 	}
 }

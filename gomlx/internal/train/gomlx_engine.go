@@ -262,7 +262,11 @@ func (e *gomlxEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 		return StepOut{}, err
 	}
 	res, st, err := e.tr.Run(s, buf.x, buf.y)
-	return StepOut{Result: res, Loss: st.Loss, X1D: st.X1D, D2: st.D2}, err
+	out := StepOut{Result: res, Loss: st.Loss, X1D: st.X1D, D2: st.D2}
+	if dir, _ := e.tr.HostDirection(); dir != nil {
+		out.StepSize = dir.EffectiveLR()
+	}
+	return out, err
 }
 
 // RefreshBatches is the number of training batches over which the

@@ -124,6 +124,7 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 			err = e.peer.Compute(e.d, e.t.Gradient(), e.t.X)
 		}
 		if err == nil {
+			out.StepSize = e.peer.EffectiveLR()
 			out.X1D, out.D2, err = e.t.Apply(e.d, req.LR)
 		}
 		if err == nil && e.sf != nil {

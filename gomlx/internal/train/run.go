@@ -63,6 +63,10 @@ type StepOut struct {
 	schedule.Result
 	Loss    float64 // f_ξk(x_k) + 0.5·wd·‖x_k‖²
 	X1D, D2 float64 // ⟨x_{k+1}, d_k⟩, ‖d_k‖²
+	// StepSize is a peer's own step of this update
+	// (direction.LRAware.EffectiveLR: Prodigy's α_k·d_k, DoG's α_k·η_t, ...),
+	// which steps.csv.gz logs; 0 for the other methods.
+	StepSize float64
 }
 
 // EngineFactory builds an engine for a plan on the training split.
@@ -153,6 +157,11 @@ type Checkpoint struct {
 	Logged        LogSizes
 	Epochs        []EpochRow
 	NEvents       int // events of the whole run
+	// StepSize: steps.csv.gz has the step_size column (trace.StepSizeHeader),
+	// as every run of a peer whose step size is partly its own has from the
+	// start; false in the checkpoints of runs started before salsa wrote
+	// it, which go on without it.
+	StepSize bool
 }
 
 // LogSizes are the sizes in bytes of steps.csv.gz, events.csv and
@@ -261,7 +270,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 	if _, ok := sched.(validator); ok && val == nil {
 		return nil, fmt.Errorf("--method %s steps on a validation loss: the data has no validation split", p.Options.Method)
 	}
-	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1}
+	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: lrAware(p.Direction.Kind)}
 	if resume {
 		if ck, err = ReadCheckpoint(out); err != nil {
 			return nil, err
@@ -294,6 +303,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			return nil, err
 		}
 	}
+	stepSize := ck.StepSize
 	// save writes the logs and the checkpoint; at an epoch's end (epoch !=
 	// nil) the epoch's rows become part of the logs for good.
 	save := func(epoch *EpochRow) error {
@@ -305,7 +315,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if ck.Engine, err = eng.MarshalBinary(); err != nil {
 			return err
 		}
-		sizes, err := appendLogs(out, ck, epoch)
+		sizes, err := appendLogs(out, ck, epoch, stepSize)
 		if err != nil {
 			return err
 		}
@@ -353,11 +363,12 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			st, err := eng.Step(sched, b)
 			if err != nil {
 				sched.Abort()
-				return nil, stepFailure(out, ck, k, st.Loss, err)
+				return nil, stepFailure(out, ck, k, st.Loss, err, stepSize)
 			}
 			ck.Step = k
 			ck.LossSum += st.Loss
-			ck.Pending = append(ck.Pending, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched})
+			ck.Pending = append(ck.Pending, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched,
+				StepSize: st.StepSize, HasStepSize: stepSize})
 			ck.count(st.Events)
 			if progress != nil {
 				progress(ck.Epoch, ck.Pos+1, st.Result, st.Loss)
@@ -438,13 +449,13 @@ func (ck *Checkpoint) count(evs []schedule.Event) {
 // (epochs.csv, steps.csv.gz, events.csv: the blow-up can be plotted), leaves
 // checkpoint.gob as it was, and returns an error that names the step, the
 // files that exist and what to try.
-func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) error {
+func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error, stepSize bool) error {
 	what := err.Error()
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		what = fmt.Sprintf("the training loss is %v", loss)
 	}
 	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
-	if _, werr := appendLogs(out, ck, nil); werr != nil {
+	if _, werr := appendLogs(out, ck, nil, stepSize); werr != nil {
 		logs = "writing the logs failed too: " + werr.Error()
 	}
 	ckpt := "no checkpoint was written before it (the first is written at the end of epoch 1)"
@@ -459,16 +470,22 @@ func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) err
 // at an epoch's end, the epoch's row. steps.csv.gz gets one gzip member per
 // epoch (gzip readers read the members as one stream), so the files of a
 // resumed run equal those of an uninterrupted one byte for byte. It returns
-// the sizes after the append.
-func appendLogs(out string, ck *Checkpoint, epoch *EpochRow) (LogSizes, error) {
+// the sizes after the append. With stepSize (a peer whose step size is
+// partly its own) steps.csv.gz has the step_size column
+// (trace.StepSizeHeader).
+func appendLogs(out string, ck *Checkpoint, epoch *EpochRow, stepSize bool) (LogSizes, error) {
 	var sizes LogSizes
 	var raw bytes.Buffer
+	header, appendRow := trace.TraceHeader, trace.AppendRow
+	if stepSize {
+		header, appendRow = trace.StepSizeHeader, trace.AppendStepSizeRow
+	}
 	if ck.Logged.Steps == 0 {
-		raw.WriteString(trace.TraceHeader + "\n")
+		raw.WriteString(header + "\n")
 	}
 	var line []byte
 	for _, r := range ck.Pending {
-		line = append(trace.AppendRow(line[:0], r), '\n')
+		line = append(appendRow(line[:0], r), '\n')
 		raw.Write(line)
 	}
 	var steps bytes.Buffer
