@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -102,9 +104,49 @@ func parse(fs *flag.FlagSet, args []string) error {
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err != nil {
-		return usageError(fs, err.Error())
+		return usageError(fs, flagValueError(fs, err))
 	}
 	return nil
+}
+
+// badValue matches the flag package's errors for a value that does not
+// parse: `invalid value "X" for flag -NAME: parse error`, or `invalid
+// boolean value "X" for -NAME: ...`.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value ("[^"]*") for (?:flag )?-([\w-]+): (.*)$`)
+
+// flagValueError rewrites the flag package's error for a value that does
+// not parse ("parse error") so that it names the flag, the value and what
+// the flag takes; other errors are returned as they are.
+func flagValueError(fs *flag.FlagSet, err error) string {
+	m := badValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	f := fs.Lookup(m[2])
+	if f == nil {
+		return err.Error()
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	var want string
+	switch g.Get().(type) {
+	case bool:
+		want = "true or false (1 or 0)"
+	case int, int64:
+		want = "an integer" // the command checks its range
+	case uint, uint64:
+		want = fmt.Sprintf("an integer in [0, %d]", uint64(math.MaxUint64))
+	case float64:
+		want = "a number"
+	default:
+		return err.Error()
+	}
+	if m[3] != "parse error" {
+		want += " (" + m[3] + ")"
+	}
+	return fmt.Sprintf("--%s %s: must be %s", m[2], m[1], want)
 }
 
 // usageError prints msg and a hint to the flag set's output and returns

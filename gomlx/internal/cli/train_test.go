@@ -139,6 +139,22 @@ func TestUsageAndVersion(t *testing.T) {
 		!strings.Contains(errs, "salsa help train") {
 		t.Errorf("bad flag: exit %d, stdout %q, stderr %q: want 2 lines naming the flag and the help", code, out, errs)
 	}
+	// A value that does not parse: the flag, the value and what it takes.
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"train", "--seed", "-1"}, []string{`--seed "-1": must be an integer in [0, 18446744073709551615]`}},
+		{[]string{"train", "--epochs", "2.5"}, []string{`--epochs "2.5": must be an integer`}},
+		{[]string{"train", "--lr0", "fast"}, []string{`--lr0 "fast": must be a number`}},
+		{[]string{"train", "--lr0", "1e999"}, []string{`--lr0 "1e999": must be a number (value out of range)`}},
+		{[]string{"train", "--no-plots=maybe"}, []string{`--no-plots "maybe": must be true or false (1 or 0)`}},
+		{[]string{"compare", "--seeds", "x"}, []string{`--seeds "x": must be an integer`, "salsa help compare"}},
+	} {
+		code, out, errs := run(t, c.args...)
+		for _, w := range c.want {
+			if code != 2 || out != "" || !strings.Contains(errs, w) || strings.Contains(errs, "parse error") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q: want 2 and %q", c.args, code, out, errs, w)
+			}
+		}
+	}
 	code, out, errs = run(t, "help", "train")
 	if code != 0 || !strings.Contains(out, "usage: salsa train") || errs != "" {
 		t.Errorf("help train: exit %d, stdout %d bytes, stderr %q", code, len(out), errs)
