@@ -34,7 +34,7 @@ func BenchmarkEpochSave(b *testing.B) {
 			for k := 1; k <= done; k++ { // the epochs before, in the files
 				ck.Pending = append(ck.Pending, row(k))
 				if k%perEpoch == 0 {
-					sizes, err := appendLogs(dir, ck, &EpochRow{Epoch: k / perEpoch, Steps: k}, false)
+					sizes, err := appendLogs(dir, ck, &EpochRow{Epoch: k / perEpoch, Steps: k})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -46,7 +46,7 @@ func BenchmarkEpochSave(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := appendLogs(dir, ck, &EpochRow{Epoch: done/perEpoch + 1, Steps: done + perEpoch}, false); err != nil {
+				if _, err := appendLogs(dir, ck, &EpochRow{Epoch: done/perEpoch + 1, Steps: done + perEpoch}); err != nil {
 					b.Fatal(err)
 				}
 				var buf bytes.Buffer

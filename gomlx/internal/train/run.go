@@ -303,7 +303,6 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			return nil, err
 		}
 	}
-	stepSize := ck.StepSize
 	// save writes the logs and the checkpoint; at an epoch's end (epoch !=
 	// nil) the epoch's rows become part of the logs for good.
 	save := func(epoch *EpochRow) error {
@@ -315,7 +314,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		if ck.Engine, err = eng.MarshalBinary(); err != nil {
 			return err
 		}
-		sizes, err := appendLogs(out, ck, epoch, stepSize)
+		sizes, err := appendLogs(out, ck, epoch)
 		if err != nil {
 			return err
 		}
@@ -363,12 +362,12 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 			st, err := eng.Step(sched, b)
 			if err != nil {
 				sched.Abort()
-				return nil, stepFailure(out, ck, k, st.Loss, err, stepSize)
+				return nil, stepFailure(out, ck, k, st.Loss, err)
 			}
 			ck.Step = k
 			ck.LossSum += st.Loss
 			ck.Pending = append(ck.Pending, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched,
-				StepSize: st.StepSize, HasStepSize: stepSize})
+				StepSize: st.StepSize, HasStepSize: ck.StepSize})
 			ck.count(st.Events)
 			if progress != nil {
 				progress(ck.Epoch, ck.Pos+1, st.Result, st.Loss)
@@ -449,13 +448,13 @@ func (ck *Checkpoint) count(evs []schedule.Event) {
 // (epochs.csv, steps.csv.gz, events.csv: the blow-up can be plotted), leaves
 // checkpoint.gob as it was, and returns an error that names the step, the
 // files that exist and what to try.
-func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error, stepSize bool) error {
+func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) error {
 	what := err.Error()
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		what = fmt.Sprintf("the training loss is %v", loss)
 	}
 	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
-	if _, werr := appendLogs(out, ck, nil, stepSize); werr != nil {
+	if _, werr := appendLogs(out, ck, nil); werr != nil {
 		logs = "writing the logs failed too: " + werr.Error()
 	}
 	ckpt := "no checkpoint was written before it (the first is written at the end of epoch 1)"
@@ -470,14 +469,13 @@ func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error, ste
 // at an epoch's end, the epoch's row. steps.csv.gz gets one gzip member per
 // epoch (gzip readers read the members as one stream), so the files of a
 // resumed run equal those of an uninterrupted one byte for byte. It returns
-// the sizes after the append. With stepSize (a peer whose step size is
-// partly its own) steps.csv.gz has the step_size column
-// (trace.StepSizeHeader).
-func appendLogs(out string, ck *Checkpoint, epoch *EpochRow, stepSize bool) (LogSizes, error) {
+// the sizes after the append. With ck.StepSize steps.csv.gz has the
+// step_size column (trace.StepSizeHeader).
+func appendLogs(out string, ck *Checkpoint, epoch *EpochRow) (LogSizes, error) {
 	var sizes LogSizes
 	var raw bytes.Buffer
 	header, appendRow := trace.TraceHeader, trace.AppendRow
-	if stepSize {
+	if ck.StepSize {
 		header, appendRow = trace.StepSizeHeader, trace.AppendStepSizeRow
 	}
 	if ck.Logged.Steps == 0 {
