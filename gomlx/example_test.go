@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 
+	"github.com/salsaopt/salsa/direction"
 	salsagomlx "github.com/salsaopt/salsa/gomlx"
 	"github.com/salsaopt/salsa/schedule"
 )
@@ -69,4 +70,40 @@ func toyBatch(r *rand.Rand, n int) (*tensors.Tensor, *tensors.Tensor) {
 		x[i*4+c] += 3
 	}
 	return tensors.FromFlatDataAndDimensions(x, n, 4), tensors.FromFlatDataAndDimensions(y, n)
+}
+
+// A learning-rate-free peer on a GoMLX model: Prodigy runs as the Host
+// direction (its update on the host, the gradient from the graph) under a
+// constant schedule at its authors' lr 1. Its own step, α·d_k, is the
+// direction's EffectiveLR; salsa train logs it as steps.csv's step_size.
+func Example_prodigy() {
+	mlp := func(scope *model.Scope, x *Node) *Node {
+		x = activation.Relu(layers.DenseWithBias(scope.In("hidden"), x, 16))
+		return layers.DenseWithBias(scope.In("out"), x, 3)
+	}
+	prodigy := func(n int) (direction.LRAware[float32], error) {
+		return direction.NewProdigy[float32](direction.DefaultProdigy(), n)
+	}
+	tr, err := salsagomlx.New(gobackend.GetBackend(), model.NewStore(), mlp,
+		salsagomlx.Config{LR: 1, Direction: salsagomlx.Host, Host: &salsagomlx.HostConfig{New: prodigy}})
+	if err != nil {
+		panic(err)
+	}
+	sched, err := schedule.NewConstant(schedule.ConstantConfig{LR: 1, Tau: 0.1})
+	if err != nil {
+		panic(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	var steps []float64
+	for range 200 {
+		x, y := toyBatch(r, 32)
+		if _, _, err := tr.Run(sched, x, y); err != nil {
+			panic(err)
+		}
+		dir, _ := tr.HostDirection()
+		steps = append(steps, dir.EffectiveLR())
+	}
+	fmt.Printf("α = %g throughout; Prodigy's step α·d_k: %.0e at step 1, above 1e-3 at step 200: %v\n",
+		sched.LR(), steps[0], steps[199] > 1e-3)
+	// Output: α = 1 throughout; Prodigy's step α·d_k: 1e-06 at step 1, above 1e-3 at step 200: true
 }
