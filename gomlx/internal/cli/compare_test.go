@@ -445,21 +445,22 @@ func TestCompareProfile(t *testing.T) {
 // split.
 func TestComparePeerDefaults(t *testing.T) {
 	out := t.TempDir()
-	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,dog,plateau", "--epochs", "1")...)
+	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,dog,plateau,schedule-free-sgd", "--epochs", "1")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, r := range []string{"salsa-lr0.01-s1", "dog-lr1-s1", "plateau-lr0.01-s1"} {
+	for _, r := range []string{"salsa-lr0.01-s1", "dog-lr1-s1", "plateau-lr0.01-s1", "schedule-free-sgd-lr1-s1"} {
 		rj := readRunJSON(t, filepath.Join(out, "runs", r))
 		if rj.Plan.NTrain != 1800 || rj.Plan.NVal != 200 {
 			t.Errorf("%s: n_train %d n_val %d: every run must hold out plateau's split", r, rj.Plan.NTrain, rj.Plan.NVal)
 		}
 	}
-	if got := reportRows(t, out); strings.Join(got, ";") != "salsa;dog;plateau" {
+	if got := reportRows(t, out); strings.Join(got, ";") != "salsa;dog;plateau;schedule-free-sgd" {
 		t.Errorf("rows %q", got)
 	}
 	// DoG's row gives the step its last update took (α·η_t, from
-	// steps.csv.gz), in the report and in summary.json; the others none.
+	// steps.csv.gz), in the report and in summary.json; Schedule-Free SGD's
+	// step is its lr, so only summary.json has it; the others none.
 	rows, err := trace.ReadTraceFile(filepath.Join(out, "runs", "dog-lr1-s1", "steps.csv.gz"))
 	if err != nil {
 		t.Fatal(err)
@@ -472,12 +473,16 @@ func TestComparePeerDefaults(t *testing.T) {
 	if n := strings.Count(report, "; own step "); n != 1 {
 		t.Errorf("report.md has %d rows with an own step, want 1 (dog's)", n)
 	}
+	sf, err := trace.ReadTraceFile(filepath.Join(out, "runs", "schedule-free-sgd-lr1-s1", "steps.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sum compare.Summary
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "summary.json"))), &sum); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range sum.Rows {
-		if want := map[bool]float64{true: last}[r.Name == "dog"]; r.Seeds[0].FinalStep != want {
+		if want := map[string]float64{"dog": last, "schedule-free-sgd": sf[len(sf)-1].StepSize}[r.Name]; r.Seeds[0].FinalStep != want {
 			t.Errorf("summary.json: %s: final_step_size %v, want %v", r.Name, r.Seeds[0].FinalStep, want)
 		}
 	}

@@ -499,7 +499,10 @@ func (g *Grid) WriteReport(s *Summary) error {
 			failed = fmt.Sprintf(" (%d/%d seeds failed)", k, n)
 		}
 		finalLR := medRange(rs.col(func(x SeedSummary) float64 { return x.FinalLR }), g3)
-		if own := rs.col(func(x SeedSummary) float64 { return x.FinalStep }); len(own) > 0 && !slices.Contains(own, 0) {
+		// A learning-rate-free method's own step, where it is not its lr
+		// (Schedule-Free's step is its lr).
+		if own := rs.col(func(x SeedSummary) float64 { return x.FinalStep }); len(own) > 0 && !slices.Contains(own, 0) &&
+			!slices.Equal(own, rs.col(func(x SeedSummary) float64 { return x.FinalLR })) {
 			finalLR += "; own step " + medRange(own, g3)
 			ownStep = true
 		}
