@@ -47,10 +47,12 @@ type run struct {
 	notes         []string             // what was assumed or left out
 }
 
-// hasStepSize reports whether the trace has a step size in every row: a
-// peer whose step size is partly its own (trace.StepSizeHeader).
+// hasStepSize reports whether the trace has a step size in every row (a
+// peer whose step size is partly its own: trace.StepSizeHeader) and it is
+// not α_k in some row (Schedule-Free's step is its α_k).
 func (r *run) hasStepSize() bool {
-	return len(r.rows) > 0 && !slices.ContainsFunc(r.rows, func(row trace.Row) bool { return !row.HasStepSize })
+	return len(r.rows) > 0 && !slices.ContainsFunc(r.rows, func(row trace.Row) bool { return !row.HasStepSize }) &&
+		slices.ContainsFunc(r.rows, func(row trace.Row) bool { return row.StepSize != row.LR })
 }
 
 // loadRun reads the run directory dir. It is an error if dir does not exist,

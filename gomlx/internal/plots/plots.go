@@ -515,8 +515,8 @@ func ownStepName(method string) string {
 		return "α_k·d_k/‖g_0‖: D-Adaptation's step"
 	case "dog":
 		return "α_k·η_t: DoG's step"
-	case "schedule-free-sgd", "schedule-free-adamw":
-		return "γ_t: Schedule-Free's step"
+	case "schedule-free-adamw":
+		return "γ_t: Schedule-Free's step" // with the paper's bias correction in γ_t
 	}
 	return "the method's own step"
 }

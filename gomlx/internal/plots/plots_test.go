@@ -1010,4 +1010,26 @@ func TestPlotOwnStep(t *testing.T) {
 	if m := got["markers: prodigy (its own step)"]; len(m) > 0 && m[0].Y > 1e-3 {
 		t.Errorf("compare_lr: prodigy drawn at %v, want its step_size (≤ 1e-3 at the first marks), not α_k = 1", m[0].Y)
 	}
+	// A step that is α_k in every row (Schedule-Free's) is not drawn twice.
+	sf := filepath.Join(root, "sf")
+	var sfTrace bytes.Buffer
+	zw = gzip.NewWriter(&sfTrace)
+	if tw, err = trace.NewStepSizeTraceWriter(zw); err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= 100; k++ {
+		lr := min(1, float64(k)/5)
+		if err := tw.Write(trace.Row{Step: k, LR: lr, Loss: 1, StepSize: lr, HasStepSize: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(tw.Flush(), zw.Close(), os.Mkdir(sf, 0o755), os.WriteFile(filepath.Join(sf, StepsFile), sfTrace.Bytes(), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = loadRun(sf); err != nil {
+		t.Fatal(err)
+	}
+	if got := curves(lrPlot(r)); len(got) != 1 {
+		t.Errorf("a step equal to α_k: curves %v, want α_k alone", slices.Collect(maps.Keys(got)))
+	}
 }
