@@ -102,7 +102,7 @@ func readResult(j *Job) (*RunResult, error) {
 	if n := len(r.Epochs); n > 0 && r.Epochs[n-1].Steps > 0 {
 		r.SecPerStep = r.Epochs[n-1].Seconds / float64(r.Epochs[n-1].Steps)
 	}
-	if r.Failed == "" {
+	if r.Failed == "" && j.plan.LogsStepSize() { // the other runs' steps.csv.gz has no step_size: not read
 		rows, err := trace.ReadTraceFile(filepath.Join(j.Dir, "steps.csv.gz"))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", j.Dir, err)

@@ -47,10 +47,11 @@ type run struct {
 	notes         []string             // what was assumed or left out
 }
 
-// hasStepSize reports whether the trace has a step size in every row (a
-// peer whose step size is partly its own: trace.StepSizeHeader) and it is
-// not α_k in some row (Schedule-Free's step is its α_k).
-func (r *run) hasStepSize() bool {
+// showsOwnStep reports whether the learning-rate figures draw the run's own
+// step: the trace has a step size in every row (a peer whose step size is
+// partly its own: trace.StepSizeHeader) and it is not α_k in some row
+// (Schedule-Free's step is its α_k).
+func (r *run) showsOwnStep() bool {
 	return len(r.rows) > 0 && !slices.ContainsFunc(r.rows, func(row trace.Row) bool { return !row.HasStepSize }) &&
 		slices.ContainsFunc(r.rows, func(row trace.Row) bool { return row.StepSize != row.LR })
 }

@@ -217,7 +217,7 @@ func compareFigs(runs []*run) (figs []namedFig, skipped []string) {
 			}
 			// A peer whose step size is partly its own (Prodigy's d_k, DoG's
 			// η_t) is drawn at the step it took: its α_k is a constant 1.
-			own := r.hasStepSize()
+			own := r.showsOwnStep()
 			if own {
 				r.name += " (its own step)"
 				lr.Y.Label.Text = "learning rate, or a learning-rate-free method's own step (log scale)"
@@ -478,7 +478,7 @@ func lrPlot(r *run) *fig {
 		}
 	}
 	f.line("α_k", series(xs, ys, true), lineStyle(plotutil.Color(0), 1.5, nil))
-	if r.hasStepSize() {
+	if r.showsOwnStep() {
 		// The peers whose step size is partly their own: the step they took.
 		var own []float64
 		for _, row := range r.rows {

@@ -103,6 +103,12 @@ func lrAware(kind string) bool {
 	return kind != "qhm" && kind != "adam"
 }
 
+// LogsStepSize reports whether a run of p writes steps.csv.gz with the
+// step_size column (trace.StepSizeHeader): its direction's step is partly
+// its own (direction.LRAware: the learning-rate-free and schedule-free
+// peers).
+func (p *Plan) LogsStepSize() bool { return lrAware(p.Direction.Kind) }
+
 // applyPeer sets the direction, the warmup and the validation split of a
 // peer method on a plan NewPlan has started, before the --set keys.
 func applyPeer(p *Plan, text bool) {

@@ -270,7 +270,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 	if _, ok := sched.(validator); ok && val == nil {
 		return nil, fmt.Errorf("--method %s steps on a validation loss: the data has no validation split", p.Options.Method)
 	}
-	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: lrAware(p.Direction.Kind)}
+	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: p.LogsStepSize()}
 	if resume {
 		if ck, err = ReadCheckpoint(out); err != nil {
 			return nil, err
