@@ -19,8 +19,10 @@
 # heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
-# lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30)
-# NOBUILD=1 uses the bin/salsa there is.
+# lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
+# seeds-mlp seeds-lstm seeds-h8 seeds-h13: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar)
+# NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
+# JOBS=N passes --jobs N to every compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
@@ -39,11 +41,11 @@ parity() {
 			[ -e "$dir/runs/$(basename "$r")" ] || cp -r "$r" "$dir/runs/"
 		done
 	fi
-	echo "== $name: salsa compare $* --seeds 3 --out $dir"
+	echo "== $name: salsa compare $* --seeds ${SEEDS:-3} --out $dir"
 	local st=(--start-lr0s $starts)
 	# the peers run untuned, at their authors' defaults: no start rates
 	[[ " $* " == *" --start-lr0s "* || -n "${PEERS:-}" ]] && st=()
-	./bin/salsa compare "$@" "${st[@]}" --seeds 3 --no-plots --out "$dir" | tail -1
+	./bin/salsa compare "$@" "${st[@]}" --seeds "${SEEDS:-3}" ${JOBS:+--jobs "$JOBS"} --no-plots --out "$dir" | tail -1
 }
 
 # widen LRS EDGE: LRS (comma-separated, ascending, of the 1-3-10 sequence)
@@ -277,6 +279,17 @@ for part in "${parts[@]}"; do
 		PEERS=1 parity lstm-why - --methods shb-hand,wsd,cosine "${lstm[@]}" --grid shb-hand,wsd,cosine --lr0s 30,100
 		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01
 		PEERS=1 parity lstm-why-rollback-30 - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 30
+		;;
+	seeds-mlp | seeds-lstm | seeds-h8 | seeds-h13) # seeds 1–10 (SEEDS=10) where salsa-probe misses the bar: is the 3-seed median gap larger than the seeds' spread?
+		t=${part#seeds-} s=${SEEDS:-10}
+		case $t in
+		mlp) args=(--dataset mnist --model mlp --limit 7680 --epochs 20) lrs=0.3,1,3 ;;
+		lstm) args=("${lstm[@]}") lrs=30,100,300 ;;
+		h8) args=("${h8[@]}") lrs=30,100,300 ;;
+		h13) args=("${h13[@]}") lrs=30,100,300 ;;
+		esac
+		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
+		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
 		;;
 	wide) # after the runs: the grids whose tuned lr was their top, one step wider (the lstm, three)
 		PEERS=1 parity fashion-mnist-cnn-wide compare/fashion-mnist-cnn --methods shb-hand "${cnn[@]}" --grid shb-hand --lr0s 0.1,0.3,1,3
