@@ -18,6 +18,13 @@
 # The tuned lr is the one picked over all the directory's seeds.
 # Usage: [PAIRED=1 | TRIPLES=1] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
+# jq definitions both tables use: med, the median (null for none, or where a
+# middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
+# metric keyed by seed.
+defs='
+  def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length-1)/2] else .[length/2-1] as $a | .[length/2] as $b | if $a == null or $b == null then null else ($a + $b) / 2 end end;
+  def tuned: .tuned == true and .method == "shb-hand";
+  def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;'
 for dir in "$@"; do
 	s=$dir/summary.json
 	[ -f "$s" ] || { echo "$dir: no summary.json" >&2; continue; }
@@ -27,13 +34,12 @@ for dir in "$@"; do
 		echo
 		echo "| row | seed sets | within the bar | gap: lowest, median, highest |"
 		echo "|---|---|---|---|"
-		jq -r '
+		jq -r "$defs"'
 		  def med3: sort | .[1];
-		  def med: sort | if length % 2 == 1 then .[(length-1)/2] else (.[length/2-1] + .[length/2]) / 2 end;
 		  .higher_is_better as $hi |
-		  ([.rows[] | select(.tuned == true and .method == "shb-hand") | .seeds[] | {key: (.seed|tostring), value: .final}] | from_entries) as $ref |
-		  .rows[] | select((.tuned == true and .method == "shb-hand") | not) |
-		  (.seeds | map({key: (.seed|tostring), value: .final}) | from_entries) as $row |
+		  ([.rows[] | select(tuned) | byseed][0] // {}) as $ref |
+		  .rows[] | select(tuned | not) |
+		  byseed as $row |
 		  ([$row | keys[] | select($ref[.] != null)] | sort_by(tonumber)) as $ks |
 		  ($ks | length) as $n |
 		  [range(0; $n) as $i | range($i+1; $n) as $j | range($j+1; $n) as $l | [$ks[$i], $ks[$j], $ks[$l]] |
@@ -53,20 +59,19 @@ for dir in "$@"; do
 		echo "| row | lr0 | final [min, max] | gap to tuned | final lr | drops | switch step | time/step vs tuned |"
 		echo "|---|---|---|---|---|---|---|---|"
 	fi
-	jq -r --arg paired "${PAIRED:-}" '
-	  def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length-1)/2] else .[length/2-1] as $a | .[length/2] as $b | if $a == null or $b == null then null else ($a + $b) / 2 end end;
+	jq -r --arg paired "${PAIRED:-}" "$defs"'
 	  .higher_is_better as $hi |
-	  ([.rows[] | select(.tuned == true and .method == "shb-hand") | [.seeds[].final] | med][0]) as $ref |
-	  ([.rows[] | select(.tuned == true and .method == "shb-hand") | [.seeds[].seconds_per_step] | med][0]) as $refsec |
-	  ([.rows[] | select(.tuned == true and .method == "shb-hand") | .seeds[] | {key: (.seed|tostring), value: .final}] | from_entries) as $refby |
+	  ([.rows[] | select(tuned) | [.seeds[].final] | med][0]) as $ref |
+	  ([.rows[] | select(tuned) | [.seeds[].seconds_per_step] | med][0]) as $refsec |
+	  ([.rows[] | select(tuned) | byseed][0] // {}) as $refby |
 	  .rows[] |
 	  ([.seeds[].final] | med) as $m |
 	  ([.seeds[].final] | min) as $lo | ([.seeds[].final] | max) as $up |
 	  (if $hi then "\($m*100*100|round/100) [\($lo*100*100|round/100), \($up*100*100|round/100)]"
 	   else "\($m*100|round/100) [\($lo*100|round/100), \($up*100|round/100)]" end) as $cell |
-	  (if .tuned == true and .method == "shb-hand" then "(reference, lr \(.lr0))"
+	  (if tuned then "(reference, lr \(.lr0))"
 	   elif $ref == null then "— (no tuned shb-hand row)"
 	   elif $hi then "\((($m-$ref)*100*100|round)/100) pp"
 	   else "\(((($ref-$m)/$ref)*100*100|round)/100) %" end) as $gap |
-	  "| \(.name)\(if .tuned == true then " (tuned)" else "" end) | \(.lr0) | \($cell) | \($gap) | \([.seeds[].final_lr] | med | .*10000|round/10000) | \([.seeds[].drops] | med) | \([.seeds[].switch_step] | med // "—") | \(if $refsec == null then "—" else "\((([.seeds[].seconds_per_step] | med) / $refsec * 100 | round) / 100)×" end) |\(if $paired == "" then "" elif .tuned == true and .method == "shb-hand" then " — |" else ([.seeds[] | select($refby[.seed|tostring] != null) | (if $hi then .final > $refby[.seed|tostring] else .final < $refby[.seed|tostring] end)]) as $w | " \([$w[] | select(.)] | length) of \($w | length) |" end)"' "$s"
+	  "| \(.name)\(if .tuned == true then " (tuned)" else "" end) | \(.lr0) | \($cell) | \($gap) | \([.seeds[].final_lr] | med | .*10000|round/10000) | \([.seeds[].drops] | med) | \([.seeds[].switch_step] | med // "—") | \(if $refsec == null then "—" else "\((([.seeds[].seconds_per_step] | med) / $refsec * 100 | round) / 100)×" end) |\(if $paired == "" then "" elif tuned then " — |" else ([.seeds[] | select($refby[.seed|tostring] != null) | (if $hi then .final > $refby[.seed|tostring] else .final < $refby[.seed|tostring] end)]) as $w | " \([$w[] | select(.)] | length) of \($w | length) |" end)"' "$s"
 done

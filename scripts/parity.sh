@@ -97,7 +97,9 @@ figure() {
 }
 
 logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
-mlp=(--dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.01,0.1,1)
+# the mlp task (issue 8's), without its grid, and with it
+mlptask=(--dataset mnist --model mlp --limit 7680 --epochs 20)
+mlp=("${mlptask[@]}" --grid shb-hand --lr0s 0.01,0.1,1)
 # the deep tasks (issue 8's comparison tasks) and held-out H4, without their grids
 cnn=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20)
 lstm=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20)
@@ -258,7 +260,7 @@ for part in "${parts[@]}"; do
 		parity settle-h9 parity/heldout3-h9 "${st[@]}" "${h9[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
 		parity settle-h11 parity/heldout3-h11 "${st[@]}" "${h11[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
 		parity settle-h12 parity/heldout3-h12 "${st[@]}" "${h12[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1,3
-		parity settle-mlp - "${st[@]}" --dataset mnist --model mlp --limit 7680 --epochs 20 --grid shb-hand --lr0s 0.1,1
+		parity settle-mlp - "${st[@]}" "${mlptask[@]}" --grid shb-hand --lr0s 0.1,1
 		parity settle-h8 - "${st[@]}" "${h8[@]}" --grid shb-hand --lr0s 30,100
 		parity settle-cnn - "${st[@]}" "${cnn[@]}" --grid shb-hand --lr0s 0.3,1
 		parity settle-logreg - "${st[@]}" --dataset mnist --model logreg --epochs 30 --jobs 1 --grid shb-hand --lr0s 0.03,0.1
@@ -283,7 +285,7 @@ for part in "${parts[@]}"; do
 	seeds-mlp | seeds-lstm | seeds-h8 | seeds-h13) # seeds 1–10 (SEEDS=10) where salsa-probe misses the bar: is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
 		case $t in
-		mlp) args=(--dataset mnist --model mlp --limit 7680 --epochs 20) lrs=0.3,1,3 ;;
+		mlp) args=("${mlptask[@]}") lrs=0.3,1,3 ;;
 		lstm) args=("${lstm[@]}") lrs=30,100,300 ;;
 		h8) args=("${h8[@]}") lrs=30,100,300 ;;
 		h13) args=("${h13[@]}") lrs=30,100,300 ;;
