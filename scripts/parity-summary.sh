@@ -16,7 +16,13 @@
 # seeds, and the share of those sets that meet the acceptance's bar: within
 # 0.2 percentage points of accuracy, or within 2% of perplexity, or better.
 # The tuned lr is the one picked over all the directory's seeds.
-# Usage: [PAIRED=1 | TRIPLES=1] bash scripts/parity-summary.sh DIR...   (needs jq)
+# With LEVEL=METHOD it prints instead, for each directory, how the final
+# metric of METHOD's runs (every lr0 and seed pooled) goes with the final lr,
+# which for salsa-budget and salsa-probe is the rate the linear decay began
+# from divided by the decay's length: the correlation r of ln(final lr) with
+# the final metric, and the median final metric of the runs in the lower and
+# the upper half of final lr, beside the tuned shb-hand's median.
+# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
 # jq definitions both tables use: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
@@ -25,9 +31,26 @@ defs='
   def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length-1)/2] else .[length/2-1] as $a | .[length/2] as $b | if $a == null or $b == null then null else ($a + $b) / 2 end end;
   def tuned: .tuned == true and .method == "shb-hand";
   def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;'
+if [ -n "${LEVEL:-}" ]; then
+	echo "| directory | runs of $LEVEL | r: ln(final lr), final | median, lower half of final lr | median, upper half | tuned shb-hand |"
+	echo "|---|---|---|---|---|---|"
+fi
 for dir in "$@"; do
 	s=$dir/summary.json
 	[ -f "$s" ] || { echo "$dir: no summary.json" >&2; continue; }
+	if [ -n "${LEVEL:-}" ]; then
+		jq -r --arg m "$LEVEL" "$defs"'
+		  def r: length as $n | (map(.[0]) | add / $n) as $mx | (map(.[1]) | add / $n) as $my |
+		    (map((.[0] - $mx) * (.[1] - $my)) | add) / ((map((.[0] - $mx) * (.[0] - $mx)) | add) * (map((.[1] - $my) * (.[1] - $my)) | add) | sqrt);
+		  .higher_is_better as $hi |
+		  def f: if $hi then "\(. * 10000 | round / 100)%" else "\(. * 100 | round / 100)" end;
+		  ([.rows[] | select(tuned) | [.seeds[].final] | med][0]) as $ref |
+		  [.rows[] | select(.method == $m and (tuned | not)) | .seeds[] | select(.final != null and .final_lr > 0) | [(.final_lr | log), .final]] |
+		  sort_by(.[0]) | length as $n |
+		  if $n < 4 then "| \(input_filename | split("/") | .[-2]) | \($n) | — (fewer than 4 runs) | — | — | \(if $ref == null then "—" else ($ref | f) end) |" else
+		  "| \(input_filename | split("/") | .[-2]) | \($n) | \(r * 100 | round / 100) | \(.[:($n / 2 | floor)] | map(.[1]) | med | f) | \(.[($n / 2 | ceil):] | map(.[1]) | med | f) | \(if $ref == null then "—" else ($ref | f) end) |" end' "$s"
+		continue
+	fi
 	echo
 	if [ -n "${TRIPLES:-}" ]; then
 		echo "**$(basename "$dir")** ($(jq -r .task "$s")): the gap over every three seeds of the tuned shb-hand's"
