@@ -22,7 +22,12 @@
 # from divided by the decay's length: the correlation r of ln(final lr) with
 # the final metric, and the median final metric of the runs in the lower and
 # the upper half of final lr, beside the tuned shb-hand's median.
-# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD] bash scripts/parity-summary.sh DIR...   (needs jq)
+# With BESTVAL=METHOD it prints instead, for each row of METHOD, the median
+# final metric beside the median at each run's epoch of least validation
+# loss (early stopping on the validation split, read from the runs'
+# epochs.csv, so the runs must be there), with their gaps to the tuned
+# shb-hand.
+# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | BESTVAL=METHOD] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
 # jq definitions both tables use: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
@@ -31,6 +36,10 @@ defs='
   def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length-1)/2] else .[length/2-1] as $a | .[length/2] as $b | if $a == null or $b == null then null else ($a + $b) / 2 end end;
   def tuned: .tuned == true and .method == "shb-hand";
   def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;'
+if [ -n "${BESTVAL:-}" ]; then
+	echo "| directory | row | runs | final, median (gap to tuned) | at the epoch of least validation loss, median (gap) | that epoch, by seed |"
+	echo "|---|---|---|---|---|---|"
+fi
 if [ -n "${LEVEL:-}" ]; then
 	echo "| directory | runs of $LEVEL | r: ln(final lr), final | median, lower half of final lr | median, upper half | tuned shb-hand |"
 	echo "|---|---|---|---|---|---|"
@@ -49,6 +58,31 @@ for dir in "$@"; do
 		  sort_by(.[0]) | length as $n |
 		  if $n < 4 then "| \(input_filename | split("/") | .[-2]) | \($n) | — (fewer than 4 runs) | — | — | \(if $ref == null then "—" else ($ref | f) end) |" else
 		  "| \(input_filename | split("/") | .[-2]) | \($n) | \(r * 100 | round / 100) | \(.[:($n / 2 | floor)] | map(.[1]) | med | f) | \(.[($n / 2 | ceil):] | map(.[1]) | med | f) | \(if $ref == null then "—" else ($ref | f) end) |" end' "$s"
+		continue
+	fi
+	if [ -n "${BESTVAL:-}" ]; then
+		metric=$(jq -r .metric "$s") hi=$(jq -r .higher_is_better "$s")
+		ref=$(jq -r "$defs"'[.rows[] | select(tuned) | [.seeds[].final] | med][0] // empty' "$s")
+		jq -r --arg m "$BESTVAL" '.rows[] | select(.method == $m and .tuned != true) | "\(.name) \([.seeds[].dir] | join(" "))"' "$s" |
+			while read -r name runs; do
+				missing=0
+				for r in $runs; do [ -f "$dir/$r/epochs.csv" ] || missing=$((missing + 1)); done
+				if [ "$missing" -gt 0 ]; then
+					echo "$dir: $name: $missing runs have no epochs.csv here (the runs were not kept): left out" >&2
+					continue
+				fi
+				for r in $runs; do
+					f=$dir/$r/epochs.csv
+					awk -F, -v m="$metric" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+						{ if (best == "" || $c["val_loss"] < best) { best = $c["val_loss"]; at = $c[m]; e = $1 } last = $c[m] }
+						END { print last, at, e }' "$f"
+				done | jq -R -s -r --arg name "$name" --arg ref "$ref" --argjson hi "$hi" --arg d "$(basename "$dir")" "$defs"'
+					[split("\n")[] | select(. != "") | split(" ") | map(tonumber)] as $x |
+					def v: . * 1000 | round / 1000;
+					def g: if $ref == "" then "" else ($ref | tonumber) as $r |
+						if $hi then " (\((. - $r) * 10000 | round / 100) pp)" else " (\(($r - .) / $r * 10000 | round / 100)%)" end end;
+					"| \($d) | \($name) | \($x | length) | \($x | map(.[0]) | med | v)\($x | map(.[0]) | med | g) | \($x | map(.[1]) | med | v)\($x | map(.[1]) | med | g) | \($x | map(.[2] | tostring) | join(" ")) |"'
+			done
 		continue
 	fi
 	echo
