@@ -29,7 +29,7 @@
 # shb-hand.
 # Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | BESTVAL=METHOD] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
-# jq definitions both tables use: med, the median (null for none, or where a
+# jq definitions the tables share: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
 # metric keyed by seed.
 defs='
@@ -71,17 +71,19 @@ for dir in "$@"; do
 					echo "$dir: $name: $missing runs have no epochs.csv here (the runs were not kept): left out" >&2
 					continue
 				fi
-				for r in $runs; do
+				x=$(for r in $runs; do
 					f=$dir/$r/epochs.csv
 					awk -F, -v m="$metric" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-						{ if (best == "" || $c["val_loss"] < best) { best = $c["val_loss"]; at = $c[m]; e = $1 } last = $c[m] }
-						END { print last, at, e }' "$f"
-				done | jq -R -s -r --arg name "$name" --arg ref "$ref" --argjson hi "$hi" --arg d "$(basename "$dir")" "$defs"'
+						$c["val_loss"] != "" && (e == "" || $c["val_loss"] < best) { best = $c["val_loss"]; at = $c[m]; e = $1 }
+						{ last = $c[m] }
+						END { if (e == "") { print FILENAME ": no validation loss in any epoch" > "/dev/stderr"; exit 1 } print last, at, e }' "$f"
+				done)
+				jq -R -s -r --arg name "$name" --arg ref "$ref" --argjson hi "$hi" --arg d "$(basename "$dir")" "$defs"'
 					[split("\n")[] | select(. != "") | split(" ") | map(tonumber)] as $x |
 					def v: . * 1000 | round / 1000;
 					def g: if $ref == "" then "" else ($ref | tonumber) as $r |
 						if $hi then " (\((. - $r) * 10000 | round / 100) pp)" else " (\(($r - .) / $r * 10000 | round / 100)%)" end end;
-					"| \($d) | \($name) | \($x | length) | \($x | map(.[0]) | med | v)\($x | map(.[0]) | med | g) | \($x | map(.[1]) | med | v)\($x | map(.[1]) | med | g) | \($x | map(.[2] | tostring) | join(" ")) |"'
+					"| \($d) | \($name) | \($x | length) | \($x | map(.[0]) | med | v)\($x | map(.[0]) | med | g) | \($x | map(.[1]) | med | v)\($x | map(.[1]) | med | g) | \($x | map(.[2] | tostring) | join(" ")) |"' <<<"$x"
 			done
 		continue
 	fi
