@@ -22,12 +22,27 @@
 # from divided by the decay's length: the correlation r of ln(final lr) with
 # the final metric, and the median final metric of the runs in the lower and
 # the upper half of final lr, beside the tuned shb-hand's median.
-# With BESTVAL=METHOD it prints instead, for each row of METHOD, the median
-# final metric beside the median at each run's epoch of least validation
-# loss (early stopping on the validation split, read from the runs'
-# epochs.csv, so the runs must be there), with their gaps to the tuned
-# shb-hand.
-# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | BESTVAL=METHOD] bash scripts/parity-summary.sh DIR...   (needs jq)
+# With VAL=METHOD it prints instead, for each row of METHOD and the tuned
+# shb-hand, read from the runs' epochs.csv (so the runs must be there): the
+# median final test metric; the median final validation metric (perplexity
+# exp(val_loss), or val_acc), the split the grid is tuned on, with the seeds
+# on which the row beats the tuned shb-hand's on the same seed; and the
+# median test metric at each run's epoch of least validation loss (early
+# stopping), against the tuned row's final test metric; and the median of
+# the final test loss less the final validation loss.
+# With FULL=METHOD it prints instead, for each row of METHOD and for shb-hand
+# at every rate of its grid, the median test and validation metrics of the
+# runs' final models on the whole splits, whatever --test-limit the runs had
+# (salsa eval --test-limit 0, kept in each run's eval-full.txt; needs
+# bin/salsa), and the median test accuracy (of next tokens, for a text). The
+# gaps and the seeds better on validation are against shb-hand at the rate
+# the whole validation split picks, which may not be the one the runs' own
+# validation split picked.
+# With SHIFT=1 it prints instead, over every run in each DIR/runs/ (every
+# method and every lr of the grid), the correlation r of the final training
+# loss with the final test loss less the final validation loss, and with the
+# final validation loss.
+# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | VAL=METHOD | FULL=METHOD | SHIFT=1] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
 # jq definitions the tables share: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
@@ -36,9 +51,17 @@ defs='
   def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length-1)/2] else .[length/2-1] as $a | .[length/2] as $b | if $a == null or $b == null then null else ($a + $b) / 2 end end;
   def tuned: .tuned == true and .method == "shb-hand";
   def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;'
-if [ -n "${BESTVAL:-}" ]; then
-	echo "| directory | row | runs | final, median (gap to tuned) | at the epoch of least validation loss, median (gap) | that epoch, by seed |"
-	echo "|---|---|---|---|---|---|"
+if [ -n "${VAL:-}" ]; then
+	echo "| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+fi
+if [ -n "${FULL:-}" ]; then
+	echo "| directory | row | runs | whole test split, median (gap to the picked shb-hand) | whole validation split (gap) | seeds better than the picked shb-hand on validation | test accuracy |"
+	echo "|---|---|---|---|---|---|---|"
+fi
+if [ -n "${SHIFT:-}" ]; then
+	echo "| directory | runs | r: final training loss, test loss − validation loss | r: final training loss, validation loss |"
+	echo "|---|---|---|---|"
 fi
 if [ -n "${LEVEL:-}" ]; then
 	echo "| directory | runs of $LEVEL | r: ln(final lr), final | median, lower half of final lr | median, upper half | tuned shb-hand |"
@@ -47,6 +70,57 @@ fi
 for dir in "$@"; do
 	s=$dir/summary.json
 	[ -f "$s" ] || { echo "$dir: no summary.json" >&2; continue; }
+	if [ -n "${FULL:-}" ]; then
+		# each run of METHOD's rows and of shb-hand at every rate of its grid:
+		# "row seed test metric, validation metric, test accuracy" on the whole
+		# splits, from salsa eval --test-limit 0, whose line is kept in the
+		# run's eval-full.txt
+		[ -x bin/salsa ] || { echo "FULL needs bin/salsa (scripts/parity.sh builds it)" >&2; exit 1; }
+		runs=$(jq -r --arg m "$FULL" "$defs"'
+		  (.rows[] | select(.method == $m and (tuned | not)) | .name as $n | .seeds[] | "\($n | gsub(" "; "_")) \(.seed) \(.dir)"),
+		  (.rows[] | select(tuned) | .seeds as $s | .tuning[].lr0 as $lr | $s[] | "shb-hand_lr=\($lr) \(.seed) runs/shb-hand-lr\($lr)-s\(.seed)")' "$s")
+		x=$(while read -r name seed r; do
+			e=$dir/$r/eval-full.txt
+			if [ ! -s "$e" ]; then
+				[ -f "$dir/$r/checkpoint.gob" ] || continue # a run that failed: no model
+				./bin/salsa eval --run "$dir/$r" --test-limit 0 >"$e"
+			fi
+			tr ' ' '\n' <"$e" | awk -F= -v pre="$name $seed" '{ v[$1] = $2 }
+				END { t = "test_ppl" in v ? v["test_ppl"] : v["test_acc"]; w = "val_ppl" in v ? v["val_ppl"] : v["val_acc"]
+					if (t == "" || w == "") { print "no test or validation metric in " FILENAME > "/dev/stderr"; exit 1 }
+					print pre, t, w, v["test_acc"] }'
+		done <<<"$runs")
+		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg own "shb-hand_lr=$(jq -r "$defs"'[.rows[] | select(tuned) | .lr0][0] // ""' "$s")" "$defs"'
+		  [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber), acc: (.[4] | tonumber)}] |
+		  group_by(.row) | map({key: .[0].row, value: .}) | from_entries as $rows |
+		  def m(f): map(f) | med;
+		  # the grid picked on the whole validation split
+		  ([$rows | to_entries[] | select(.key | startswith("shb-hand_lr=")) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key) as $ref |
+		  ($rows[$ref] // []) as $t |
+		  def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
+		  def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
+		  def better(a; b): if $hi then a > b else a < b end;
+		  ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
+		  ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
+		  $rows | to_entries[] | .key as $k | .value |
+		  ([if $k == $ref then "picked on the whole validation split" else empty end, if $k == $own then "picked on the runs\u0027 own validation split" else empty end] | if length > 0 then " (\(join("; ")))" else "" end) as $mark |
+		  "| \($d) | \($k | gsub("_"; " "))\($mark) | \(length) | \(m(.test) | v)\(if $k == $ref then "" else m(.test) | g($rt) end) | \(m(.val) | v)\(if $k == $ref then "" else m(.val) | g($rv) end) | \(if $k == $ref then "—" else "\([.[] | select($tv[.seed] != null and better(.val; $tv[.seed]))] | length) of \([.[] | select($tv[.seed] != null)] | length)" end) | \(m(.acc) * 10000 | round / 100)% |"' <<<"$x"
+		continue
+	fi
+	if [ -n "${SHIFT:-}" ]; then
+		for f in "$dir"/runs/*/epochs.csv; do
+			[ -f "$f" ] || continue
+			awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+				{ tr = $c["train_loss"]; sh = $c["test_loss"] - $c["val_loss"]; v = $c["val_loss"]; ok = $c["val_loss"] != "" && $c["test_loss"] != "" }
+				END { if (ok && tr == tr + 0) print tr, sh, v }' "$f"
+		done | jq -R -s -r --arg d "$(basename "$dir")" '
+		  [split("\n")[] | select(. != "") | split(" ") | map(tonumber)] as $x |
+		  def r(i; j): length as $n | (map(.[i]) | add / $n) as $mx | (map(.[j]) | add / $n) as $my |
+		    (map((.[i] - $mx) * (.[j] - $my)) | add) / ((map((.[i] - $mx) * (.[i] - $mx)) | add) * (map((.[j] - $my) * (.[j] - $my)) | add) | sqrt);
+		  if ($x | length) < 4 then "| \($d) | \($x | length) | — (fewer than 4 runs with a validation loss) | — |"
+		  else "| \($d) | \($x | length) | \($x | r(0; 1) * 100 | round / 100) | \($x | r(0; 2) * 100 | round / 100) |" end'
+		continue
+	fi
 	if [ -n "${LEVEL:-}" ]; then
 		jq -r --arg m "$LEVEL" "$defs"'
 		  def r: length as $n | (map(.[0]) | add / $n) as $mx | (map(.[1]) | add / $n) as $my |
@@ -60,31 +134,35 @@ for dir in "$@"; do
 		  "| \(input_filename | split("/") | .[-2]) | \($n) | \(r * 100 | round / 100) | \(.[:($n / 2 | floor)] | map(.[1]) | med | f) | \(.[($n / 2 | ceil):] | map(.[1]) | med | f) | \(if $ref == null then "—" else ($ref | f) end) |" end' "$s"
 		continue
 	fi
-	if [ -n "${BESTVAL:-}" ]; then
-		metric=$(jq -r .metric "$s") hi=$(jq -r .higher_is_better "$s")
-		ref=$(jq -r "$defs"'[.rows[] | select(tuned) | [.seeds[].final] | med][0] // empty' "$s")
-		jq -r --arg m "$BESTVAL" '.rows[] | select(.method == $m and .tuned != true) | "\(.name) \([.seeds[].dir] | join(" "))"' "$s" |
-			while read -r name runs; do
-				missing=0
-				for r in $runs; do [ -f "$dir/$r/epochs.csv" ] || missing=$((missing + 1)); done
-				if [ "$missing" -gt 0 ]; then
-					echo "$dir: $name: $missing runs have no epochs.csv here (the runs were not kept): left out" >&2
-					continue
-				fi
-				x=$(for r in $runs; do
-					f=$dir/$r/epochs.csv
-					awk -F, -v m="$metric" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-						$c["val_loss"] != "" && (e == "" || $c["val_loss"] < best) { best = $c["val_loss"]; at = $c[m]; e = $1 }
-						{ last = $c[m] }
-						END { if (e == "") { print FILENAME ": no validation loss in any epoch" > "/dev/stderr"; exit 1 } print last, at, e }' "$f"
-				done)
-				jq -R -s -r --arg name "$name" --arg ref "$ref" --argjson hi "$hi" --arg d "$(basename "$dir")" "$defs"'
-					[split("\n")[] | select(. != "") | split(" ") | map(tonumber)] as $x |
-					def v: . * 1000 | round / 1000;
-					def g: if $ref == "" then "" else ($ref | tonumber) as $r |
-						if $hi then " (\((. - $r) * 10000 | round / 100) pp)" else " (\(($r - .) / $r * 10000 | round / 100)%)" end end;
-					"| \($d) | \($name) | \($x | length) | \($x | map(.[0]) | med | v)\($x | map(.[0]) | med | g) | \($x | map(.[1]) | med | v)\($x | map(.[1]) | med | g) | \($x | map(.[2] | tostring) | join(" ")) |"' <<<"$x"
-			done
+	if [ -n "${VAL:-}" ]; then
+		# each run of METHOD's rows and of the tuned shb-hand: "row seed final
+		# test, final validation, test at the epoch of least validation loss,
+		# that epoch", from its epochs.csv
+		metric=$(jq -r .metric "$s")
+		runs=$(jq -r --arg m "$VAL" "$defs"'.rows[] | select(.method == $m or tuned) | .name as $n | .seeds[] | "\($n | gsub(" "; "_")) \(.seed) \(.dir)"' "$s")
+		missing=$(while read -r _ _ r; do [ -f "$dir/$r/epochs.csv" ] || echo "$r"; done <<<"$runs")
+		if [ -n "$missing" ]; then
+			echo "$dir: $(wc -l <<<"$missing") runs have no epochs.csv here (the runs were not kept): left out" >&2
+			continue
+		fi
+		x=$(while read -r name seed r; do
+			awk -F, -v m="$metric" -v pre="$name $seed" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+				$c["val_loss"] != "" && (e == "" || $c["val_loss"] < best) { best = $c["val_loss"]; at = $c[m]; e = $1 }
+				{ last = $c[m]; v = m == "test_ppl" ? exp($c["val_loss"]) : $c["val_acc"]; sh = $c["test_loss"] - $c["val_loss"] }
+				END { if (e == "") { print FILENAME ": no validation loss in any epoch" > "/dev/stderr"; exit 1 } print pre, last, v, at, e, sh }' "$dir/$r/epochs.csv"
+		done <<<"$runs")
+		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg ref "$(jq -r "$defs"'[.rows[] | select(tuned) | .name][0] // ""' "$s")" "$defs"'
+		  [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber), at: (.[4] | tonumber), e: .[5], sh: (.[6] | tonumber)}] |
+		  group_by(.row) | map({key: .[0].row, value: .}) | from_entries as $rows |
+		  ($rows[$ref] // []) as $t |
+		  def m(f): map(f) | med;
+		  def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
+		  def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
+		  def better(a; b): if $hi then a > b else a < b end;
+		  ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
+		  ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
+		  $rows | to_entries[] | .key as $k | .value |
+		  "| \($d) | \($k | gsub("_"; " "))\(if $k == $ref then " (tuned)" else "" end) | \(length) | \(m(.test) | v)\(if $k == $ref then "" else m(.test) | g($rt) end) | \(m(.val) | v)\(if $k == $ref then "" else m(.val) | g($rv) end) | \(if $k == $ref then "—" else "\([.[] | select($tv[.seed] != null and better(.val; $tv[.seed]))] | length) of \([.[] | select($tv[.seed] != null)] | length)" end) | \(m(.at) | v)\(m(.at) | g($rt)) | \(sort_by(.seed | tonumber) | map(.e) | join(" ")) | \(m(.sh) * 1000 | round / 1000) |"' <<<"$x"
 		continue
 	fi
 	echo

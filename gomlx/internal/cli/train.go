@@ -187,7 +187,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *resume {
 		ck, err := train.ReadCheckpoint(*out)
 		if err != nil {
-			return err
+			return fmt.Errorf("--resume: %w", err)
 		}
 		p = &ck.Plan
 		if err := resumeFlags(fs, o, drops, sets, p, ck, *out, stderr); err != nil {

@@ -333,7 +333,7 @@ func (g *Grid) findState(j *Job) error {
 	}
 	ck, err := train.ReadCheckpoint(j.Dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("--out %s: run %s: %w", g.Cfg.Out, j.Dir, err)
 	}
 	want := j.plan.Options
 	if e, err := train.ChooseEngine(j.plan); err == nil {

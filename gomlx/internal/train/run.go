@@ -273,7 +273,7 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: p.LogsStepSize()}
 	if resume {
 		if ck, err = ReadCheckpoint(out); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--resume: %w", err)
 		}
 		if p.Options.Epochs < len(ck.Epochs) {
 			return nil, fmt.Errorf("--resume %s: --epochs %d: the run has completed %d epochs", out, p.Options.Epochs, len(ck.Epochs))
@@ -552,16 +552,17 @@ func appendAt(path string, off int64, b []byte) (int64, error) {
 
 // ReadCheckpoint reads the checkpoint of the run in dir.
 func ReadCheckpoint(dir string) (*Checkpoint, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "checkpoint.gob"))
+	path := filepath.Join(dir, "checkpoint.gob")
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--resume %s: %w", dir, err)
+		return nil, err // names the path
 	}
 	ck := new(Checkpoint)
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(ck); err != nil {
-		return nil, fmt.Errorf("--resume %s: checkpoint.gob: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if ck.Version != checkpointVersion {
-		return nil, fmt.Errorf("--resume %s: checkpoint version %d: this build reads %d", dir, ck.Version, checkpointVersion)
+		return nil, fmt.Errorf("%s: checkpoint version %d: this build reads %d", path, ck.Version, checkpointVersion)
 	}
 	return ck, nil
 }
