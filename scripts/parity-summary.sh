@@ -46,11 +46,22 @@
 set -euo pipefail
 # jq definitions the tables share: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
-# metric keyed by seed.
+# metric keyed by seed; r(i; j), the correlation of items i and j over an
+# array of arrays.
 defs='
   def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length-1)/2] else .[length/2-1] as $a | .[length/2] as $b | if $a == null or $b == null then null else ($a + $b) / 2 end end;
   def tuned: .tuned == true and .method == "shb-hand";
-  def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;'
+  def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;
+  def r(i; j): length as $n | (map(.[i]) | add / $n) as $mx | (map(.[j]) | add / $n) as $my |
+    (map((.[i] - $mx) * (.[j] - $my)) | add) / ((map((.[i] - $mx) * (.[i] - $mx)) | add) * (map((.[j] - $my) * (.[j] - $my)) | add) | sqrt);'
+# and those of the tables by run (VAL, FULL), given $hi: m, a median of a
+# field; g, a gap to r (points of accuracy, or % of perplexity; positive is
+# better); v, a metric to print; better.
+rundefs='
+  def m(f): map(f) | med;
+  def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
+  def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
+  def better(a; b): if $hi then a > b else a < b end;'
 if [ -n "${VAL:-}" ]; then
 	echo "| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
 	echo "|---|---|---|---|---|---|---|---|---|"
@@ -90,16 +101,12 @@ for dir in "$@"; do
 					if (t == "" || w == "") { print "no test or validation metric in " FILENAME > "/dev/stderr"; exit 1 }
 					print pre, t, w, v["test_acc"] }'
 		done <<<"$runs")
-		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg own "shb-hand_lr=$(jq -r "$defs"'[.rows[] | select(tuned) | .lr0][0] // ""' "$s")" "$defs"'
+		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg own "shb-hand_lr=$(jq -r "$defs"'[.rows[] | select(tuned) | .lr0][0] // ""' "$s")" "$defs$rundefs"'
 		  [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber), acc: (.[4] | tonumber)}] |
 		  group_by(.row) | map({key: .[0].row, value: .}) | from_entries as $rows |
-		  def m(f): map(f) | med;
 		  # the grid picked on the whole validation split
 		  ([$rows | to_entries[] | select(.key | startswith("shb-hand_lr=")) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key) as $ref |
 		  ($rows[$ref] // []) as $t |
-		  def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
-		  def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
-		  def better(a; b): if $hi then a > b else a < b end;
 		  ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
 		  ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
 		  $rows | to_entries[] | .key as $k | .value |
@@ -113,25 +120,21 @@ for dir in "$@"; do
 			awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 				{ tr = $c["train_loss"]; sh = $c["test_loss"] - $c["val_loss"]; v = $c["val_loss"]; ok = $c["val_loss"] != "" && $c["test_loss"] != "" }
 				END { if (ok && tr == tr + 0) print tr, sh, v }' "$f"
-		done | jq -R -s -r --arg d "$(basename "$dir")" '
+		done | jq -R -s -r --arg d "$(basename "$dir")" "$defs"'
 		  [split("\n")[] | select(. != "") | split(" ") | map(tonumber)] as $x |
-		  def r(i; j): length as $n | (map(.[i]) | add / $n) as $mx | (map(.[j]) | add / $n) as $my |
-		    (map((.[i] - $mx) * (.[j] - $my)) | add) / ((map((.[i] - $mx) * (.[i] - $mx)) | add) * (map((.[j] - $my) * (.[j] - $my)) | add) | sqrt);
 		  if ($x | length) < 4 then "| \($d) | \($x | length) | — (fewer than 4 runs with a validation loss) | — |"
 		  else "| \($d) | \($x | length) | \($x | r(0; 1) * 100 | round / 100) | \($x | r(0; 2) * 100 | round / 100) |" end'
 		continue
 	fi
 	if [ -n "${LEVEL:-}" ]; then
 		jq -r --arg m "$LEVEL" "$defs"'
-		  def r: length as $n | (map(.[0]) | add / $n) as $mx | (map(.[1]) | add / $n) as $my |
-		    (map((.[0] - $mx) * (.[1] - $my)) | add) / ((map((.[0] - $mx) * (.[0] - $mx)) | add) * (map((.[1] - $my) * (.[1] - $my)) | add) | sqrt);
 		  .higher_is_better as $hi |
 		  def f: if $hi then "\(. * 10000 | round / 100)%" else "\(. * 100 | round / 100)" end;
 		  ([.rows[] | select(tuned) | [.seeds[].final] | med][0]) as $ref |
 		  [.rows[] | select(.method == $m and (tuned | not)) | .seeds[] | select(.final != null and .final_lr > 0) | [(.final_lr | log), .final]] |
 		  sort_by(.[0]) | length as $n |
 		  if $n < 4 then "| \(input_filename | split("/") | .[-2]) | \($n) | — (fewer than 4 runs) | — | — | \(if $ref == null then "—" else ($ref | f) end) |" else
-		  "| \(input_filename | split("/") | .[-2]) | \($n) | \(r * 100 | round / 100) | \(.[:($n / 2 | floor)] | map(.[1]) | med | f) | \(.[($n / 2 | ceil):] | map(.[1]) | med | f) | \(if $ref == null then "—" else ($ref | f) end) |" end' "$s"
+		  "| \(input_filename | split("/") | .[-2]) | \($n) | \(r(0; 1) * 100 | round / 100) | \(.[:($n / 2 | floor)] | map(.[1]) | med | f) | \(.[($n / 2 | ceil):] | map(.[1]) | med | f) | \(if $ref == null then "—" else ($ref | f) end) |" end' "$s"
 		continue
 	fi
 	if [ -n "${VAL:-}" ]; then
@@ -151,14 +154,10 @@ for dir in "$@"; do
 				{ last = $c[m]; v = m == "test_ppl" ? exp($c["val_loss"]) : $c["val_acc"]; sh = $c["test_loss"] - $c["val_loss"] }
 				END { if (e == "") { print FILENAME ": no validation loss in any epoch" > "/dev/stderr"; exit 1 } print pre, last, v, at, e, sh }' "$dir/$r/epochs.csv"
 		done <<<"$runs")
-		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg ref "$(jq -r "$defs"'[.rows[] | select(tuned) | .name][0] // ""' "$s")" "$defs"'
+		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg ref "$(jq -r "$defs"'[.rows[] | select(tuned) | .name][0] // ""' "$s")" "$defs$rundefs"'
 		  [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber), at: (.[4] | tonumber), e: .[5], sh: (.[6] | tonumber)}] |
 		  group_by(.row) | map({key: .[0].row, value: .}) | from_entries as $rows |
 		  ($rows[$ref] // []) as $t |
-		  def m(f): map(f) | med;
-		  def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
-		  def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
-		  def better(a; b): if $hi then a > b else a < b end;
 		  ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
 		  ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
 		  $rows | to_entries[] | .key as $k | .value |
