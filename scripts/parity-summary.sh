@@ -41,7 +41,8 @@
 # With SHIFT=1 it prints instead, over every run in each DIR/runs/ (every
 # method and every lr of the grid), the correlation r of the final training
 # loss with the final test loss less the final validation loss, and with the
-# final validation loss.
+# final validation loss. The tables by run leave out a run that failed
+# (failed.txt).
 # Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | VAL=METHOD | FULL=METHOD | SHIFT=1] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
 # jq definitions the tables share: med, the median (null for none, or where a
@@ -92,8 +93,8 @@ for dir in "$@"; do
 		  (.rows[] | select(tuned) | .seeds as $s | .tuning[].lr0 as $lr | $s[] | "shb-hand_lr=\($lr) \(.seed) runs/shb-hand-lr\($lr)-s\(.seed)")' "$s")
 		x=$(while read -r name seed r; do
 			e=$dir/$r/eval-full.txt
+			[ -f "$dir/$r/failed.txt" ] && continue # a run that failed (its last checkpoint may hold a diverged model)
 			if [ ! -s "$e" ]; then
-				[ -f "$dir/$r/checkpoint.gob" ] || continue # a run that failed: no model
 				./bin/salsa eval --run "$dir/$r" --test-limit 0 >"$e"
 			fi
 			tr ' ' '\n' <"$e" | awk -F= -v pre="$name $seed" '{ v[$1] = $2 }
@@ -116,7 +117,7 @@ for dir in "$@"; do
 	fi
 	if [ -n "${SHIFT:-}" ]; then
 		for f in "$dir"/runs/*/epochs.csv; do
-			[ -f "$f" ] || continue
+			[ -f "$f" ] && [ ! -f "${f%/epochs.csv}/failed.txt" ] || continue
 			awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 				{ tr = $c["train_loss"]; sh = $c["test_loss"] - $c["val_loss"]; v = $c["val_loss"]; ok = $c["val_loss"] != "" && $c["test_loss"] != "" }
 				END { if (ok && tr == tr + 0) print tr, sh, v }' "$f"
@@ -149,6 +150,7 @@ for dir in "$@"; do
 			continue
 		fi
 		x=$(while read -r name seed r; do
+			[ -f "$dir/$r/failed.txt" ] && continue
 			awk -F, -v m="$metric" -v pre="$name $seed" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 				$c["val_loss"] != "" && (e == "" || $c["val_loss"] < best) { best = $c["val_loss"]; at = $c[m]; e = $1 }
 				{ last = $c[m]; v = m == "test_ppl" ? exp($c["val_loss"]) : $c["val_acc"]; sh = $c["test_loss"] - $c["val_loss"] }
