@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,6 +30,13 @@ func TestEval(t *testing.T) {
 	code, got, errs = run(t, "eval", "--run", dir, "--test-limit", "0")
 	if m = line.FindStringSubmatch(got); code != 0 || m == nil || m[2] != "10000" {
 		t.Errorf("eval --test-limit 0: exit %d, stdout %q, stderr %s", code, got, errs)
+	}
+	// A run that compare marked failed is evaluated, with a note.
+	if err := os.WriteFile(filepath.Join(dir, "failed.txt"), []byte("step 17: NaN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, got, errs = run(t, "eval", "--run", dir); code != 0 || line.FindStringSubmatch(got) == nil || !strings.Contains(errs, "failed.txt: the run stopped with an error after its last checkpoint (epoch 1, step 16)") {
+		t.Errorf("eval of a failed run: exit %d, stdout %q, stderr %q", code, got, errs)
 	}
 	for _, c := range []struct {
 		args []string
