@@ -63,21 +63,15 @@ rundefs='
   def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
   def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
   def better(a; b): if $hi then a > b else a < b end;'
-if [ -n "${VAL:-}" ]; then
-	echo "| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
-	echo "|---|---|---|---|---|---|---|---|---|"
-fi
-if [ -n "${FULL:-}" ]; then
-	echo "| directory | row | runs | whole test split, median (gap to the picked shb-hand) | whole validation split (gap) | seeds better than the picked shb-hand on validation | test accuracy |"
-	echo "|---|---|---|---|---|---|---|"
-fi
-if [ -n "${SHIFT:-}" ]; then
-	echo "| directory | runs | r: final training loss, test loss − validation loss | r: final training loss, validation loss |"
-	echo "|---|---|---|---|"
-fi
-if [ -n "${LEVEL:-}" ]; then
-	echo "| directory | runs of $LEVEL | r: ln(final lr), final | median, lower half of final lr | median, upper half | tuned shb-hand |"
-	echo "|---|---|---|---|---|---|"
+# the header of a table that spans the directories; its rule from its columns
+h=
+[ -n "${VAL:-}" ] && h="| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
+[ -n "${FULL:-}" ] && h="| directory | row | runs | whole test split, median (gap to the picked shb-hand) | whole validation split (gap) | seeds better than the picked shb-hand on validation | test accuracy |"
+[ -n "${SHIFT:-}" ] && h="| directory | runs | r: final training loss, test loss − validation loss | r: final training loss, validation loss |"
+[ -n "${LEVEL:-}" ] && h="| directory | runs of $LEVEL | r: ln(final lr), final | median, lower half of final lr | median, upper half | tuned shb-hand |"
+if [ -n "$h" ]; then
+	echo "$h"
+	sed -E 's/[^|]+/---/g' <<<"$h"
 fi
 for dir in "$@"; do
 	s=$dir/summary.json
