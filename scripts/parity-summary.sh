@@ -55,14 +55,25 @@ defs='
   def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;
   def r(i; j): length as $n | (map(.[i]) | add / $n) as $mx | (map(.[j]) | add / $n) as $my |
     (map((.[i] - $mx) * (.[j] - $my)) | add) / ((map((.[i] - $mx) * (.[i] - $mx)) | add) * (map((.[j] - $my) * (.[j] - $my)) | add) | sqrt);'
-# and those of the tables by run (VAL, FULL), given $hi: m, a median of a
-# field; g, a gap to r (points of accuracy, or % of perplexity; positive is
-# better); v, a metric to print; better.
+# and those of the tables by run (VAL, FULL), given $hi and $d, the
+# directory: m, a median of a field; g, a gap to r (points of accuracy, or %
+# of perplexity; positive is better); v, a metric to print; better; records,
+# the lines "row seed test val ..." read as objects, extra adding the fields
+# after val from the split line; byrow, records keyed by row; cells, the
+# first cells of row $k (its records the input) against row $ref of $rows:
+# the directory, the row and $mark, the runs, the test and validation
+# medians with their gaps, and the seeds better on validation.
 rundefs='
   def m(f): map(f) | med;
   def g(r): if r == null then "" elif $hi then " (\((. - r) * 10000 | round / 100) pp)" else " (\((r - .) / r * 10000 | round / 100)%)" end;
   def v: if $hi then . * 10000 | round / 100 else . * 1000 | round / 1000 end;
-  def better(a; b): if $hi then a > b else a < b end;'
+  def better(a; b): if $hi then a > b else a < b end;
+  def records(extra): [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber)} + extra];
+  def byrow: group_by(.row) | map({key: .[0].row, value: .}) | from_entries;
+  def cells($rows; $ref; $k; $mark):
+    ($rows[$ref] // []) as $t | ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
+    ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
+    "| \($d) | \($k | gsub("_"; " "))\($mark) | \(length) | \(m(.test) | v)\(if $k == $ref then "" else m(.test) | g($rt) end) | \(m(.val) | v)\(if $k == $ref then "" else m(.val) | g($rv) end) | \(if $k == $ref then "—" else "\([.[] | select($tv[.seed] != null and better(.val; $tv[.seed]))] | length) of \([.[] | select($tv[.seed] != null)] | length)" end) |";'
 # the header of a table that spans the directories; its rule from its columns
 h=
 [ -n "${VAL:-}" ] && h="| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
@@ -97,16 +108,12 @@ for dir in "$@"; do
 					print pre, t, w, v["test_acc"] }'
 		done <<<"$runs")
 		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg own "shb-hand_lr=$(jq -r "$defs"'[.rows[] | select(tuned) | .lr0][0] // ""' "$s")" "$defs$rundefs"'
-		  [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber), acc: (.[4] | tonumber)}] |
-		  group_by(.row) | map({key: .[0].row, value: .}) | from_entries as $rows |
+		  records({acc: (.[4] | tonumber)}) | byrow as $rows |
 		  # the grid picked on the whole validation split
 		  ([$rows | to_entries[] | select(.key | startswith("shb-hand_lr=")) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key) as $ref |
-		  ($rows[$ref] // []) as $t |
-		  ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
-		  ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
 		  $rows | to_entries[] | .key as $k | .value |
 		  ([if $k == $ref then "picked on the whole validation split" else empty end, if $k == $own then "picked on the runs\u0027 own validation split" else empty end] | if length > 0 then " (\(join("; ")))" else "" end) as $mark |
-		  "| \($d) | \($k | gsub("_"; " "))\($mark) | \(length) | \(m(.test) | v)\(if $k == $ref then "" else m(.test) | g($rt) end) | \(m(.val) | v)\(if $k == $ref then "" else m(.val) | g($rv) end) | \(if $k == $ref then "—" else "\([.[] | select($tv[.seed] != null and better(.val; $tv[.seed]))] | length) of \([.[] | select($tv[.seed] != null)] | length)" end) | \(m(.acc) * 10000 | round / 100)% |"' <<<"$x"
+		  "\(cells($rows; $ref; $k; $mark)) \(m(.acc) * 10000 | round / 100)% |"' <<<"$x"
 		continue
 	fi
 	if [ -n "${SHIFT:-}" ]; then
@@ -151,13 +158,10 @@ for dir in "$@"; do
 				END { if (e == "") { print FILENAME ": no validation loss in any epoch" > "/dev/stderr"; exit 1 } print pre, last, v, at, e, sh }' "$dir/$r/epochs.csv"
 		done <<<"$runs")
 		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg ref "$(jq -r "$defs"'[.rows[] | select(tuned) | .name][0] // ""' "$s")" "$defs$rundefs"'
-		  [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber), at: (.[4] | tonumber), e: .[5], sh: (.[6] | tonumber)}] |
-		  group_by(.row) | map({key: .[0].row, value: .}) | from_entries as $rows |
-		  ($rows[$ref] // []) as $t |
-		  ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
-		  ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
+		  records({at: (.[4] | tonumber), e: .[5], sh: (.[6] | tonumber)}) | byrow as $rows |
+		  ($rows[$ref] // [] | m(.test)) as $rt |
 		  $rows | to_entries[] | .key as $k | .value |
-		  "| \($d) | \($k | gsub("_"; " "))\(if $k == $ref then " (tuned)" else "" end) | \(length) | \(m(.test) | v)\(if $k == $ref then "" else m(.test) | g($rt) end) | \(m(.val) | v)\(if $k == $ref then "" else m(.val) | g($rv) end) | \(if $k == $ref then "—" else "\([.[] | select($tv[.seed] != null and better(.val; $tv[.seed]))] | length) of \([.[] | select($tv[.seed] != null)] | length)" end) | \(m(.at) | v)\(m(.at) | g($rt)) | \(sort_by(.seed | tonumber) | map(.e) | join(" ")) | \(m(.sh) * 1000 | round / 1000) |"' <<<"$x"
+		  "\(cells($rows; $ref; $k; if $k == $ref then " (tuned)" else "" end)) \(m(.at) | v)\(m(.at) | g($rt)) | \(sort_by(.seed | tonumber) | map(.e) | join(" ")) | \(m(.sh) * 1000 | round / 1000) |"' <<<"$x"
 		continue
 	fi
 	echo
