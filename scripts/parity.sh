@@ -20,7 +20,9 @@
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
-# seeds-mlp seeds-lstm seeds-h8 seeds-h13: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar)
+# seeds-mlp seeds-lstm seeds-h8 seeds-h13: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
+# seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16:
+# the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
 set -euo pipefail
@@ -96,7 +98,9 @@ figure() {
 	rm -rf "$tmp"
 }
 
-logreg=(--dataset mnist --model logreg --epochs 30 --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1 --jobs 1)
+# MNIST logreg (issue 8's), without its grid, and with it
+logregtask=(--dataset mnist --model logreg --epochs 30 --jobs 1)
+logreg=("${logregtask[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 # the mlp task (issue 8's), without its grid, and with it
 mlptask=(--dataset mnist --model mlp --limit 7680 --epochs 20)
 mlp=("${mlptask[@]}" --grid shb-hand --lr0s 0.01,0.1,1)
@@ -282,13 +286,20 @@ for part in "${parts[@]}"; do
 		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01
 		PEERS=1 parity lstm-why-rollback-30 - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 30
 		;;
-	seeds-mlp | seeds-lstm | seeds-h8 | seeds-h13) # seeds 1–10 (SEEDS=10) where salsa-probe misses the bar: is the 3-seed median gap larger than the seeds' spread?
+	seeds-*)
+		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
+		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
 		case $t in
 		mlp) args=("${mlptask[@]}") lrs=0.3,1,3 ;;
 		lstm) args=("${lstm[@]}") lrs=30,100,300 ;;
-		h8) args=("${h8[@]}") lrs=30,100,300 ;;
-		h13) args=("${h13[@]}") lrs=30,100,300 ;;
+		h8 | h10 | h13) declare -n a=$t; args=("${a[@]}") lrs=30,100,300 ;;
+		logreg) args=("${logregtask[@]}") lrs=0.03,0.1,0.3 ;;
+		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
+		h1 | h16) declare -n a=$t; args=("${a[@]}") lrs=0.03,0.1,0.3 ;;
+		h2 | h3 | h6 | h7 | h11 | h12 | h15) declare -n a=$t; args=("${a[@]}") lrs=0.1,0.3,1 ;;
+		h5) args=("${h5[@]}") lrs=0.3,1,3 ;;
+		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
 		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
