@@ -290,17 +290,23 @@ for part in "${parts[@]}"; do
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
+		# the grid around each task's earlier pick; a held-out task's
+		# arguments are the array named after it
 		case $t in
 		mlp) args=("${mlptask[@]}") lrs=0.3,1,3 ;;
 		lstm) args=("${lstm[@]}") lrs=30,100,300 ;;
-		h8 | h10 | h13) declare -n a=$t; args=("${a[@]}") lrs=30,100,300 ;;
 		logreg) args=("${logregtask[@]}") lrs=0.03,0.1,0.3 ;;
 		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
-		h1 | h16) declare -n a=$t; args=("${a[@]}") lrs=0.03,0.1,0.3 ;;
-		h2 | h3 | h6 | h7 | h11 | h12 | h15) declare -n a=$t; args=("${a[@]}") lrs=0.1,0.3,1 ;;
-		h5) args=("${h5[@]}") lrs=0.3,1,3 ;;
+		h1 | h16) lrs=0.03,0.1,0.3 ;;
+		h2 | h3 | h6 | h7 | h11 | h12 | h15) lrs=0.1,0.3,1 ;;
+		h5) lrs=0.3,1,3 ;;
+		h8 | h10 | h13) lrs=30,100,300 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
+		if [[ $t == h* ]]; then
+			declare -n a=$t
+			args=("${a[@]}")
+		fi
 		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
 		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
 		;;
