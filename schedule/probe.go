@@ -31,7 +31,10 @@ import (
 // the parameters after every accepted window, and a failed rate puts them
 // back before the decay. The early probe's back-off stays: decaying from
 // the last accepted rate itself after a rollback diverged on a held-out
-// cnn (docs/parity).
+// cnn (docs/parity). A window accepted on its mean whose last step is an
+// outlier does not renew the copy: on a held-out cnn the next step was a
+// second outlier, and a rollback to the parameters after that window, the
+// outlier's step included, went on diverging to chance (docs/parity).
 //
 // With [TailConfig.ProbeSettle] the early probe waits for the warm-up to
 // settle: each doubling costs the probe a window, 5% of the budget, so a
@@ -55,6 +58,12 @@ const (
 	// probeHot is how many outliers in a row end the probe.
 	probeHot = 2
 )
+
+// ReasonEndsOnOutlier is, with [TailConfig.ProbeRollback], the Reason of a
+// [KindProbe] event whose window was accepted but whose last step's loss is
+// an outlier: the parameters it reached are not kept, and a rollback goes
+// back to the last accepted window that ended clean.
+const ReasonEndsOnOutlier = "ends on outlier"
 
 // probeWindow is the probe's window W.
 func (c TailConfig) probeWindow() int {

@@ -331,6 +331,23 @@ func TestProbeRollback(t *testing.T) {
 	fs = append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5)
 	check("outliers", run(fs), map[int]flags{10: {true, false, false}, 20: {true, false, false}, 23: {false, true, true}})
 
+	// the second window accepted on its mean (0.925) but its last step an
+	// outlier (1.5 > 1 + 4σ̂, σ̂ 0.105): no copy after step 20, and the
+	// first step at 4α_s, a second outlier, rolls back to the copy of step
+	// 10 (an H5 run collapsed after a rollback to the parameters of step 20)
+	fs = append(append(window(1, 10), window(0.85, 9)...), 1.5, 5)
+	s := mustNewTail(t, c)
+	for i, f := range fs {
+		res := stepLoss(t, s, f)
+		if i+1 != 20 {
+			continue
+		}
+		if len(res.Events) != 1 || !res.Events[0].Accept || res.Events[0].Reason != schedule.ReasonEndsOnOutlier || res.Save {
+			t.Errorf("step 20: %+v, want an accepted window with reason %q and no Save", res, schedule.ReasonEndsOnOutlier)
+		}
+	}
+	check("accepted window ending on an outlier", run(fs), map[int]flags{10: {true, false, false}, 21: {false, true, true}})
+
 	// always falling: every window accepted up to T − D = 160, no rollback;
 	// the copy is released where the probe ends
 	fs = fs[:0]

@@ -207,7 +207,8 @@ type Event struct {
 
 	// KindProbe: Count steps of mean loss Mean (the step's loss for an
 	// outlier) at the rate NewLR under test, against the accepted window's
-	// mean Prev; Reason "start", "outlier" or "".
+	// mean Prev; Reason "start", "outlier" (two in a row ended the probe),
+	// [ReasonEndsOnOutlier] (accepted, its last step an outlier) or "".
 	Prev   float64
 	Accept bool // the window is not significantly worse: the rate stays, and doubles
 

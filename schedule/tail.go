@@ -26,11 +26,13 @@ type TailConfig struct {
 	Probe      bool    // with FromSwitch: run the rate probe between the switch and the decay (probe.go)
 	ProbeEarly bool    // with Probe: start the probe after the warm-up's first W steps, or at the switch if that comes first; a probe ended by a failed rate (a rejected window, outliers) then decays from half the last accepted rate, the momentum zeroed
 	// ProbeRollback, with Probe: the caller keeps the parameters at the start
-	// of the probe and at the end of every accepted window ([Result.Save]),
-	// and a failed rate puts them back ([Result.Rollback]) with the momentum
-	// zeroed, so that the decay starts from parameters the failed window
-	// has not moved. When the decay begins the copy is released
-	// ([Result.Release]).
+	// of the probe and at the end of every accepted window whose last step
+	// is not an outlier ([Result.Save]), and a failed rate puts them back
+	// ([Result.Rollback]) with the momentum zeroed, so that the decay starts
+	// from parameters the failed window has not moved. An accepted window
+	// that ends on an outlier keeps the copy before it, and its event says
+	// so (Reason [ReasonEndsOnOutlier]). When the decay begins the copy is
+	// released ([Result.Release]).
 	ProbeRollback bool
 	// ProbeSettle, with ProbeEarly: the early probe waits until the warm-up
 	// has settled, that is until SSLS's rate has risen by less than the
@@ -290,8 +292,18 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	if t.probe.On {
 		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
 		// a window accepted at this step, and the probe goes on: keep the
-		// parameters its rate reached, to roll back to should the next fail
-		res.Save = t.cfg.ProbeRollback && !done && len(evs) > 0 && evs[0].Accept
+		// parameters its rate reached, to roll back to should the next fail,
+		// unless its last step is an outlier: those parameters may already
+		// be leaving the stable region, so the copy of the last window that
+		// ended clean stays (docs/parity: an H5 run collapsed to chance
+		// after a rollback to such a copy)
+		if t.cfg.ProbeRollback && !done && len(evs) > 0 && evs[0].Accept {
+			if t.probe.Hot == 0 {
+				res.Save = true
+			} else {
+				evs[0].Reason = ReasonEndsOnOutlier
+			}
+		}
 		if done {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so

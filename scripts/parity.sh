@@ -17,6 +17,7 @@
 # heldout3: the third held-out tasks of docs/parity/heldout3.md, grids widened until the tuned lr is inside;
 # heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs;
 # heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
+# heldout5: the fifth, docs/parity/heldout5.md, salsa-probe with the copy kept only after windows ending clean; heldout5-peers: Schedule-Free AdamW;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
@@ -126,6 +127,11 @@ h13=(--dataset tinyshakespeare --model lstm --batch 32 --epochs 10 --limit 30000
 h14=(--dataset mnist --model cnn --batch 64 --set wd=1e-4 --epochs 4 --limit 1920 --test-limit 2000)
 h15=(--dataset fashion-mnist --model mlp --batch 128 --set wd=5e-4 --epochs 10 --limit 5000)
 h16=(--dataset mnist --model logreg --batch 32 --set wd=0 --epochs 3 --jobs 1)
+# H17–H20 (heldout5.md)
+h17=(--dataset fashion-mnist --model cnn --batch 32 --set wd=5e-4 --epochs 4 --limit 2880 --test-limit 2000)
+h18=(--dataset mnist --model mlp --batch 256 --set wd=1e-3 --epochs 12 --limit 15000)
+h19=(--dataset tinyshakespeare --model lstm --batch 24 --set wd=1e-4 --epochs 12 --limit 25000 --test-limit 10000)
+h20=(--dataset fashion-mnist --model logreg --batch 16 --set wd=5e-4 --epochs 2 --jobs 1)
 
 # written_lrs ARGS...: the shb-hand grid heldout3.md and heldout4.md write
 # down for a task, before any widening: for the lstm (its gradient clipped
@@ -254,6 +260,16 @@ for part in "${parts[@]}"; do
 				parity heldout4-h$h-settle parity/heldout4-h$h --methods salsa-budget,shb-hand "${rb[@]}" --set probe_settle=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout4-h$h)"
 			else
 				PEERS=1 parity heldout4-h$h-peers parity/heldout4-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout4-h$h)"
+			fi
+		done
+		;;
+	heldout5 | heldout5-peers) # docs/parity/heldout5.md, written before the copy kept after an accepted window changed and before any of them was run
+		for h in 17 18 19 20; do
+			declare -n args=h$h
+			if [ "$part" = heldout5 ]; then
+				widened heldout5-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
+			else
+				PEERS=1 parity heldout5-h$h-peers parity/heldout5-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout5-h$h)"
 			fi
 		done
 		;;
