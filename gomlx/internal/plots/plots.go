@@ -525,15 +525,18 @@ func ownStepName(method string) string {
 // learning-rate figure: its start, at the rate its first window tests, and
 // at each window's last step the rate the window tested, kept (its mean
 // loss was not significantly above the last accepted window's) or failed
-// (a rejected window, or two outliers in a row). It returns the rates
-// marked.
+// (a rejected window, or two outliers in a row). A kept window whose last
+// step was an outlier, after which the rollback's copy of the parameters
+// was not renewed, has a mark of its own. It returns the rates marked.
 func (f *fig) addProbe(r *run) []float64 {
-	var sx, sy, kx, ky, fx, fy []float64
+	var sx, sy, kx, ky, ox, oy, fx, fy []float64
 	for _, e := range r.events {
 		switch {
 		case e.Kind != schedule.KindProbe:
 		case e.Reason == "start":
 			sx, sy = append(sx, float64(e.Step)), append(sy, e.NewLR)
+		case e.Accept && e.Reason == schedule.ReasonEndsOnOutlier:
+			ox, oy = append(ox, float64(e.Step)), append(oy, e.NewLR)
 		case e.Accept:
 			kx, ky = append(kx, float64(e.Step)), append(ky, e.NewLR)
 		default:
@@ -547,6 +550,7 @@ func (f *fig) addProbe(r *run) []float64 {
 	}{
 		{"probe start: first rate tested", sx, sy, draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe window (%d): rate kept", kx, ky, draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
+		{"probe window (%d): rate kept, ends on an outlier (parameters not kept)", ox, oy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
 	} {
 		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
@@ -557,7 +561,7 @@ func (f *fig) addProbe(r *run) []float64 {
 			f.scatter(name, pts, m.glyph)
 		}
 	}
-	return slices.Concat(sy, ky, fy)
+	return slices.Concat(sy, ky, oy, fy)
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the

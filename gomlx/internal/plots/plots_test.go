@@ -909,6 +909,26 @@ func TestPlotProbe(t *testing.T) {
 			t.Errorf("%q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
 		}
 	}
+	// a kept window that ended on an outlier has its own mark
+	for i, e := range r.events {
+		if e.Kind == schedule.KindProbe && e.Accept && e.Reason == "" {
+			r.events[i].Reason = schedule.ReasonEndsOnOutlier
+			got := map[string]plotter.XYs{}
+			for _, c := range lrPlot(r).data {
+				got[c.name] = c.pts
+			}
+			for name, want := range map[string]plotter.XYs{
+				fmt.Sprintf("probe window (%d): rate kept", len(kept)-1): slices.DeleteFunc(slices.Clone(kept), func(p plotter.XY) bool { return p.X == float64(e.Step) }),
+				"probe window (1): rate kept, ends on an outlier (parameters not kept)": {{X: float64(e.Step), Y: e.NewLR}},
+			} {
+				if len(want) > 0 && !slices.Equal(got[name], want) {
+					t.Errorf("a window ending on an outlier: %q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
+				}
+			}
+			r.events[i].Reason = ""
+			break
+		}
+	}
 	wantLabel := fmt.Sprintf("decay to 0 from %.3g, %s (step %d)", decay.NewLR, decay.Reason, decay.Step)
 	var labels []string
 	for _, r := range f.labelled {
