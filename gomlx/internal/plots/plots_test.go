@@ -918,7 +918,7 @@ func TestPlotProbe(t *testing.T) {
 				got[c.name] = c.pts
 			}
 			for name, want := range map[string]plotter.XYs{
-				fmt.Sprintf("probe window (%d): rate kept", len(kept)-1): slices.DeleteFunc(slices.Clone(kept), func(p plotter.XY) bool { return p.X == float64(e.Step) }),
+				fmt.Sprintf("probe window (%d): rate kept", len(kept)-1):                slices.DeleteFunc(slices.Clone(kept), func(p plotter.XY) bool { return p.X == float64(e.Step) }),
 				"probe window (1): rate kept, ends on an outlier (parameters not kept)": {{X: float64(e.Step), Y: e.NewLR}},
 			} {
 				if len(want) > 0 && !slices.Equal(got[name], want) {
