@@ -285,10 +285,11 @@ func TestProbeEarlyEnds(t *testing.T) {
 }
 
 // TestProbeRollback: with ProbeRollback the caller is asked to keep the
-// parameters where the probe starts and after every accepted window, and a
-// failed rate (a rejected window, or two outliers in a row) rolls them back
-// with the momentum zeroed; an end at T − D, where no rate failed, does not.
-// Either end releases the copy: no rollback follows.
+// parameters where the probe starts and after every accepted window that
+// does not end on an outlier, and a failed rate (a rejected window, or two
+// outliers in a row) rolls them back with the momentum zeroed; an end at
+// T − D, where no rate failed, does not. Either end releases the copy: no
+// rollback follows.
 func TestProbeRollback(t *testing.T) {
 	c := earlyConfig()
 	c.Tail.ProbeRollback = true

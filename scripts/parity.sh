@@ -18,11 +18,13 @@
 # heldout3-peers: Schedule-Free AdamW and SGD beside the same tuned runs;
 # heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
 # heldout5: the fifth, docs/parity/heldout5.md, salsa-probe with the copy kept only after windows ending clean; heldout5-peers: Schedule-Free AdamW;
+# clean: the ten-seed runs (seeds-h5, -h10, -h11, -h13) that change run again;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
-# seeds-mlp seeds-lstm seeds-h8 seeds-h13: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
-# seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16:
+# seeds-mlp seeds-lstm seeds-h8 seeds-h13 seeds-h19: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
+# seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
+# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20:
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
@@ -273,6 +275,20 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
+	clean) # after the change heldout5.md names: the ten-seed runs of salsa-probe with an accepted window ending on an outlier
+		# (their replay says so) run again, the others copied, as they are unchanged, into runs/parity/clean-TASK
+		for t in h5 h10 h11 h13; do
+			declare -n args=$t
+			mkdir -p runs/parity/clean-$t/runs
+			for r in runs/parity/seeds-$t/runs/*; do
+				[ -e "runs/parity/clean-$t/runs/$(basename "$r")" ] && continue
+				if [[ $(basename "$r") != salsa-probe-* || $(./bin/salsa replay --run "$r") != *',ends on outlier'* ]]; then
+					cp -r "$r" runs/parity/clean-$t/runs/
+				fi
+			done
+			SEEDS=10 parity clean-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
+		done
+		;;
 	settle) # post hoc: the rollback method with probe_settle=1 on tasks seen before, beside shb-hand at its tuned lr and a neighbour
 		st=(--methods salsa-budget,shb-hand --set probe=1 --set probe_early=1 --set probe_rollback=1 --set probe_settle=1)
 		parity settle-h10 parity/heldout3-h10 "${st[@]}" "${h10[@]}" --grid shb-hand --lr0s 1,3,10,30,100,300
@@ -315,8 +331,10 @@ for part in "${parts[@]}"; do
 		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
 		h1 | h16) lrs=0.03,0.1,0.3 ;;
 		h2 | h3 | h6 | h7 | h11 | h12 | h15) lrs=0.1,0.3,1 ;;
-		h5) lrs=0.3,1,3 ;;
-		h8 | h10 | h13) lrs=30,100,300 ;;
+		h5 | h14 | h17 | h18) lrs=0.3,1,3 ;;
+		h9) lrs=0.1,0.3,1 ;;
+		h20) lrs=0.01,0.03,0.1 ;;
+		h8 | h10 | h13 | h19) lrs=30,100,300 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		if [[ $t == h* ]]; then
