@@ -918,8 +918,8 @@ func TestPlotProbe(t *testing.T) {
 				got[c.name] = c.pts
 			}
 			for name, want := range map[string]plotter.XYs{
-				fmt.Sprintf("probe window (%d): rate kept", len(kept)-1):                slices.DeleteFunc(slices.Clone(kept), func(p plotter.XY) bool { return p.X == float64(e.Step) }),
-				"probe window (1): rate kept, outlier last: no copy": {{X: float64(e.Step), Y: e.NewLR}},
+				fmt.Sprintf("probe window (%d): rate kept", len(kept)-1): slices.DeleteFunc(slices.Clone(kept), func(p plotter.XY) bool { return p.X == float64(e.Step) }),
+				"probe window (1): rate kept, outlier last: no copy":     {{X: float64(e.Step), Y: e.NewLR}},
 			} {
 				if len(want) > 0 && !slices.Equal(got[name], want) {
 					t.Errorf("a window ending on an outlier: %q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
