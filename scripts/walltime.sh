@@ -6,7 +6,7 @@
 # Usage: bash scripts/walltime.sh [PAIRS] [SALSA-BUDGET ARGS...]   (default 3 pairs per task)
 # e.g. bash scripts/walltime.sh 3 --set probe=1 --set probe_early=1
 # METHOD=salsa-probe times that method instead of salsa-budget.
-# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; also lstm, resnet20).
+# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; also lstm, resnet20, and held-out h17, h19).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-3}; shift || true
@@ -33,7 +33,9 @@ for task in ${TASKS:-logreg mlp cnn}; do
 	cnn) common=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20); lr=1 ;;
 	lstm) common=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20); lr=100 ;;
 	resnet20) common=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20); lr=0.3 ;;
-	*) echo "unknown task $task (logreg mlp cnn lstm resnet20)" >&2; exit 2 ;;
+	h17) common=(--dataset fashion-mnist --model cnn --batch 32 --set wd=5e-4 --epochs 4 --limit 2880 --test-limit 2000); lr=1 ;; # held-out H17 (docs/parity/heldout5.md)
+	h19) common=(--dataset tinyshakespeare --model lstm --batch 24 --set wd=1e-4 --epochs 12 --limit 25000 --test-limit 10000); lr=100 ;; # held-out H19
+	*) echo "unknown task $task (logreg mlp cnn lstm resnet20 h17 h19)" >&2; exit 2 ;;
 	esac
 	ratios=() cratios=()
 	for i in $(seq "$pairs"); do
