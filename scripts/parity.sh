@@ -330,9 +330,8 @@ for part in "${parts[@]}"; do
 		logreg) args=("${logregtask[@]}") lrs=0.03,0.1,0.3 ;;
 		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
 		h1 | h16) lrs=0.03,0.1,0.3 ;;
-		h2 | h3 | h6 | h7 | h11 | h12 | h15) lrs=0.1,0.3,1 ;;
+		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15) lrs=0.1,0.3,1 ;;
 		h5 | h14 | h17 | h18) lrs=0.3,1,3 ;;
-		h9) lrs=0.1,0.3,1 ;;
 		h20) lrs=0.01,0.03,0.1 ;;
 		h8 | h10 | h13 | h19) lrs=30,100,300 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
