@@ -153,8 +153,8 @@ func BenchmarkPlain(b *testing.B) {
 
 // BenchmarkSnapshot times Trainer.MarshalBinary of the 784-512-512-10 MLP
 // (0.67 M parameters, 2.7 MB of float32 weights), with the momentum, and
-// with a copy kept for the rate probe's rollback (schedule.Result.Save),
-// which the snapshot holds too.
+// with a copy kept for the rate probe's rollback (schedule.Result.Save and
+// Confirm), which the snapshot holds too.
 //
 // Run: go test -run '^$' -bench Snapshot .
 func BenchmarkSnapshot(b *testing.B) {
@@ -168,7 +168,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 	for _, kept := range []bool{false, true} {
 		if kept {
-			if err := tr.keepOrRollback(schedule.Result{Step: 1, Save: true}); err != nil {
+			if err := tr.keepOrRollback(schedule.Result{Step: 1, Save: true, Confirm: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -415,8 +415,9 @@ func TestSearchDirectionMustAgree(t *testing.T) {
 
 // TestNewTrainerRollback: salsa-budget's rate probe with rollbacks inside a
 // stock train.Loop. The Optimizer keeps the trainable variables when the
-// scheduler asks (Result.Save) and a failed rate puts them back exactly,
-// with the momentum zeroed; the release that follows deletes the copy.
+// scheduler asks (Result.Save), keeps the copy it confirms (Result.Confirm),
+// and a failed rate puts that back exactly, with the momentum zeroed; the
+// release that follows deletes the copies.
 // Keeping them adds variables to the store but recompiles no train graph.
 func TestNewTrainerRollback(t *testing.T) {
 	const in, out, batch, steps = 4, 3, 16, 300
@@ -447,14 +448,17 @@ func TestNewTrainerRollback(t *testing.T) {
 		}
 		return ws
 	}
-	var kept []float32
+	var kept, cand []float32
 	saves, rollbacks, releases := 0, 0, 0
 	loop.OnStep("test", 0, func(*train.Loop, []*tensors.Tensor) error {
 		res := opt.LastResult()
+		if res.Confirm {
+			kept = cand
+		}
 		switch {
 		case res.Save:
 			saves++
-			kept = params()
+			cand = params()
 		case res.Rollback:
 			rollbacks++
 			if got := params(); kept == nil || !slices.Equal(got, kept) {
@@ -467,7 +471,7 @@ func TestNewTrainerRollback(t *testing.T) {
 		if res.Release {
 			releases++
 			for v := range store.IterVariables() {
-				if strings.HasPrefix(v.Path(), keptScope+"/") {
+				if copyPath(v.Path()) {
 					t.Errorf("step %d: %s still in the store after the release", res.Step, v.Path())
 				}
 			}

@@ -289,10 +289,11 @@ func (o *Optimizer) canSearch(s schedule.Scheduler) error {
 // loss (and for a searching step ‖g‖²) from the store and calls s.Begin;
 // for a searching step it evaluates the trials s asks for and makes the
 // update at the rate s chose, otherwise it checks that s asks for the
-// learning rate the step used; then it calls s.End, keeps a copy of the
-// trainable variables (under "/salsa/kept"), puts it back, deletes it and
-// zeroes the momentum when s asks for it (Result.Save, Rollback, Release,
-// ResetMomentum) and sets α = Result.NextLR for the next step.
+// learning rate the step used; then it calls s.End, copies the trainable
+// variables as a candidate (under "/salsa/candidate"), keeps it (under
+// "/salsa/kept"), puts the kept copy back, deletes the copies and zeroes
+// the momentum when s asks for it (Result.Save, Confirm, Rollback,
+// Release, ResetMomentum) and sets α = Result.NextLR for the next step.
 // [Optimizer.Attach] calls it after every step of a train.Loop; call it
 // yourself after each Trainer.TrainStep in a hand-written loop (after
 // SetLR(s.LR()) before the first step).

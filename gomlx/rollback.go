@@ -11,12 +11,21 @@ import (
 )
 
 // keptScope holds the copy of the parameters that salsa-budget's rate probe
-// asks to keep ([schedule.Result.Save]) and to put back
-// ([schedule.Result.Rollback]), until it releases it
+// confirms ([schedule.Result.Confirm]) and puts back
+// ([schedule.Result.Rollback]), and candScope the candidate it asks to
+// copy first ([schedule.Result.Save]), until it releases them
 // ([schedule.Result.Release]): the variable at path p is kept at
-// keptScope+p. It is in the trainer's snapshot and, being in the store, in
-// a GoMLX checkpoint.
-const keptScope = StateScope + "/kept"
+// keptScope+p, its candidate at candScope+p. Both are in the trainer's
+// snapshot and, being in the store, in a GoMLX checkpoint.
+const (
+	keptScope = StateScope + "/kept"
+	candScope = StateScope + "/candidate"
+)
+
+// copyPath reports whether p is a variable of the parameters' copies.
+func copyPath(p string) bool {
+	return strings.HasPrefix(p, keptScope+"/") || strings.HasPrefix(p, candScope+"/")
+}
 
 // keptSources lists the variables a rollback puts back, in store order:
 // every variable under /model (batch-norm running statistics included) and
@@ -35,65 +44,83 @@ func (t *Trainer) keptSources() []*model.Variable {
 	return vs
 }
 
-// keepOrRollback keeps a copy of the parameters when res asks for one and
-// puts the copy back on a rollback; the caller then zeroes the momentum. On
-// a release, after that, it deletes the copy, which no later snapshot then
-// carries.
+// keepOrRollback copies the parameters as a candidate when res asks for
+// one (Save), makes the candidate the kept copy (Confirm) and puts the kept
+// copy back (Rollback); the caller then zeroes the momentum. On a release,
+// after that, it deletes the copies, which no later snapshot then carries.
+// A Host direction's averages cannot be rolled back, so a Save or a
+// Rollback is an error with it.
 func (t *Trainer) keepOrRollback(res schedule.Result) error {
-	if err := t.keepOrPutBack(res); err != nil || !res.Release {
-		return err
-	}
-	return t.store.DeleteVariablesInScope(keptScope)
-}
-
-// keepOrPutBack is keepOrRollback's Save and Rollback. A Host direction's
-// averages cannot be rolled back, so either is an error with it.
-func (t *Trainer) keepOrPutBack(res schedule.Result) error {
-	if !res.Save && !res.Rollback {
-		return nil
-	}
-	if t.cfg.Direction == Host {
+	if (res.Save || res.Rollback) && t.cfg.Direction == Host {
 		return fmt.Errorf("salsagomlx: step %d: a rollback of the parameters with the Host direction: its own state "+
 			"(the averages) cannot be rolled back", res.Step)
 	}
 	src := t.keptSources()
 	if res.Save {
-		for _, v := range src {
-			c, err := clonedValue(v)
-			if err != nil {
-				return fmt.Errorf("salsagomlx: keeping %s: %w", v.Path(), err)
-			}
-			if kv := t.store.GetVariable(keptScope + v.Path()); kv != nil {
-				if err := kv.SetValue(c); err != nil {
-					return err
-				}
-				continue
-			}
-			kv, err := t.store.CreateVariable(keptScope+v.Path(), c)
-			if err != nil {
-				return err
-			}
-			kv.SetTrainable(false)
+		if err := t.copyInto(src, "", candScope); err != nil {
+			return fmt.Errorf("salsagomlx: step %d: the candidate copy: %w", res.Step, err)
 		}
+	}
+	if res.Confirm {
+		if err := t.copyInto(src, candScope, keptScope); err != nil {
+			return fmt.Errorf("salsagomlx: step %d: confirming the candidate copy: %w", res.Step, err)
+		}
+		if err := t.store.DeleteVariablesInScope(candScope); err != nil {
+			return err
+		}
+	}
+	if res.Rollback {
+		if err := t.copyInto(src, keptScope, ""); err != nil {
+			return fmt.Errorf("salsagomlx: step %d: the rollback: %w", res.Step, err)
+		}
+	}
+	if !res.Release {
 		return nil
 	}
-	// Check every copy before changing anything.
-	kept := make([]*model.Variable, len(src))
+	if err := t.store.DeleteVariablesInScope(candScope); err != nil {
+		return err
+	}
+	return t.store.DeleteVariablesInScope(keptScope)
+}
+
+// copyInto sets each variable of src at scope to, in path to+v.Path(), the
+// value at from+v.Path(), creating the variables a copy needs (not
+// trainable). It checks every variable it reads before it changes any.
+func (t *Trainer) copyInto(src []*model.Variable, from, to string) error {
+	vals := make([]*model.Variable, len(src))
 	for i, v := range src {
-		kv := t.store.GetVariable(keptScope + v.Path())
-		if kv == nil || !kv.Shape().Equal(v.Shape()) {
-			return fmt.Errorf("salsagomlx: step %d: a rollback with no copy of %s kept", res.Step, v.Path())
+		vals[i] = v
+		if from == "" {
+			continue
 		}
-		kept[i] = kv
+		c := t.store.GetVariable(from + v.Path())
+		if c == nil || !c.Shape().Equal(v.Shape()) {
+			return fmt.Errorf("no copy of %s kept", v.Path())
+		}
+		vals[i] = c
 	}
 	for i, v := range src {
-		c, err := clonedValue(kept[i])
+		c, err := clonedValue(vals[i])
+		if err != nil {
+			return fmt.Errorf("copying %s: %w", v.Path(), err)
+		}
+		if to == "" {
+			if err := v.SetValue(c); err != nil {
+				return err
+			}
+			continue
+		}
+		if dv := t.store.GetVariable(to + v.Path()); dv != nil {
+			if err := dv.SetValue(c); err != nil {
+				return err
+			}
+			continue
+		}
+		dv, err := t.store.CreateVariable(to+v.Path(), c)
 		if err != nil {
 			return err
 		}
-		if err := v.SetValue(c); err != nil {
-			return err
-		}
+		dv.SetTrainable(false)
 	}
 	return nil
 }

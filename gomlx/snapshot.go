@@ -29,7 +29,7 @@ const (
 
 // snapshotVars lists the variables a snapshot holds, in store order: every
 // variable under /model, the direction's state, the store's RNG state, a
-// recurrent model's carried state and the copy kept for a rollback (not
+// recurrent model's carried state and the copies kept for a rollback (not
 // the learning rate, saved as a float64, nor the scratch values kept
 // between Grad and Update).
 func (t *Trainer) snapshotVars() []*model.Variable {
@@ -43,7 +43,7 @@ func (t *Trainer) snapshotVars() []*model.Variable {
 }
 
 func snapshotPath(p string) bool {
-	if strings.HasPrefix(p, "/model/") || strings.HasPrefix(p, keptScope+"/") || p == rngPath || p == statePath {
+	if strings.HasPrefix(p, "/model/") || copyPath(p) || p == rngPath || p == statePath {
 		return true
 	}
 	for _, sc := range directionState {
@@ -58,7 +58,8 @@ func snapshotPath(p string) bool {
 // the direction kind, the learning rate, and the bytes of every variable
 // under /model, of the direction's state (QHM's h; Adam's m, v, t), of the
 // store's RNG state (dropout masks), of a recurrent model's carried
-// state and of the parameters kept for a rollback ([schedule.Result.Save]).
+// state and of the copies of the parameters kept for a rollback
+// ([schedule.Result.Save], [schedule.Result.Confirm]).
 // [Trainer.UnmarshalBinary] on a trainer built with the same model and
 // Config restores it so that training continues bit for bit. The model's
 // variables exist once a step (or Evaluate) has run; before that there is
@@ -75,7 +76,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 		return nil, errors.New("salsagomlx: snapshot: the model has no variables yet (they are created by the first step)")
 	}
 	// The buffer is sized once: growing it by doubling to the size of the
-	// parameters (twice that with a kept copy) costs more than the copy.
+	// parameters (up to three times that with the copies) costs more than the copy.
 	size := len(snapshotMagic) + 4 + 4 + 8 + 4
 	for _, v := range vs {
 		sh := v.Shape()
@@ -139,8 +140,8 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 // the whole snapshot before changing anything: the version, the direction,
 // and that each variable the trainer already has matches the snapshot's in
 // dtype and shape. Variables the trainer has not created yet (a fresh
-// trainer) are created with the snapshot's values; a kept copy of the
-// parameters that the snapshot predates is deleted.
+// trainer) are created with the snapshot's values; a copy of the
+// parameters (kept or candidate) that the snapshot predates is deleted.
 func (t *Trainer) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	fail := func(what string) error {
@@ -263,9 +264,9 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if r.Len() != 0 {
 		return fail("trailing bytes")
 	}
-	var stale []string // kept copies the snapshot predates
+	var stale []string // copies the snapshot predates
 	for _, v := range t.snapshotVars() {
-		if !seen[v.Path()] && strings.HasPrefix(v.Path(), keptScope+"/") {
+		if !seen[v.Path()] && copyPath(v.Path()) {
 			stale = append(stale, v.Path())
 			continue
 		}

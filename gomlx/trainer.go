@@ -367,11 +367,11 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 }
 
 // Run makes one training step on the batch driven by s, through the protocol
-// of package schedule: Begin, Trial while asked, the update, End. It keeps
-// a copy of the parameters, puts it back, deletes it and resets the
-// momentum when s asks for it (Result.Save, Rollback, Release,
-// ResetMomentum), and returns the
-// step's [Stats] (GG is set when s searched).
+// of package schedule: Begin, Trial while asked, the update, End. It copies
+// the parameters, keeps the copy, puts it back, deletes the copies and
+// resets the momentum when s asks for it (Result.Save, Confirm, Rollback,
+// Release, ResetMomentum), and returns the step's [Stats] (GG is set when
+// s searched).
 //
 // On an error after Begin, Run calls s.Abort() and still returns the loss it
 // computed, so that the caller can tell a non-finite loss (which s rejects

@@ -35,6 +35,11 @@ import (
 // outlier does not renew the copy: on a held-out cnn the next step was a
 // second outlier, and a rollback to the parameters after that window, the
 // outlier's step included, went on diverging to chance (docs/parity).
+// The copy made at the end of a window holds the window's last update,
+// whose loss is the next step's: it is a candidate, and it replaces the
+// copy a rollback puts back only when that loss is not an outlier. On a
+// held-out cnn it was (10.37, at a rate that had just been accepted), and
+// the decay from a rollback to it diverged (docs/parity).
 //
 // With [TailConfig.ProbeSettle] the early probe waits for the warm-up to
 // settle: each doubling costs the probe a window, 5% of the budget, so a
@@ -65,6 +70,13 @@ const (
 // back to the last accepted window that ended clean.
 const ReasonEndsOnOutlier = "ends on outlier"
 
+// ReasonCandidateOutlier is, with [TailConfig.ProbeRollback], the Reason of
+// a [KindProbe] event at the step after an accepted window whose loss, the
+// loss at the candidate copy of the parameters that window reached, is an
+// outlier: the candidate is not confirmed ([Result.Confirm]), and a
+// rollback goes back to the copy kept before it.
+const ReasonCandidateOutlier = "outlier at copy"
+
 // probeWindow is the probe's window W.
 func (c TailConfig) probeWindow() int {
 	return max(2, int(math.Round(probeShare*float64(c.Steps))))
@@ -80,6 +92,9 @@ type probeState struct {
 	PN   int       // its length n; below 2 there is nothing to compare with, and every window passes
 	Win  []float64 // the losses of the current window; before the switch, the last W
 	Hot  int       // outliers in a row, up to the last step
+	// Cand, with ProbeRollback: the last step asked for a candidate copy
+	// ([Result.Save]), which this step's loss confirms or not.
+	Cand bool `json:",omitempty"`
 	// Rates, with ProbeSettle and before the probe starts: the warm-up's
 	// rate before the first step and after each step since, the last W + 1.
 	Rates []float64 `json:",omitempty"`

@@ -293,78 +293,142 @@ func TestProbeEarlyEnds(t *testing.T) {
 func TestProbeRollback(t *testing.T) {
 	c := earlyConfig()
 	c.Tail.ProbeRollback = true
-	type flags struct{ save, rollback, release bool }
-	run := func(fs []float64) map[int]flags {
+	// flags are a step's Save, Confirm, Rollback and Release, and with a
+	// Rollback the step whose parameters it puts back, as a caller that
+	// follows the protocol of package schedule keeps them
+	type flags struct {
+		save, confirm, rollback, release bool
+		to                               int
+	}
+	run := func(fs []float64) (map[int]flags, map[int][]schedule.Event) {
 		s := mustNewTail(t, c)
-		got := map[int]flags{}
+		got, evs := map[int]flags{}, map[int][]schedule.Event{}
+		cand, keep := 0, 0 // the steps whose parameters the copies hold
 		for _, f := range fs {
 			res := stepLoss(t, s, f)
-			if res.Save || res.Rollback || res.Release {
-				got[res.Step] = flags{res.Save, res.Rollback, res.Release}
+			k := res.Step
+			evs[k] = res.Events
+			if res.Save {
+				cand = k
 			}
+			if res.Confirm {
+				keep, cand = cand, 0
+			}
+			fl := flags{res.Save, res.Confirm, res.Rollback, res.Release, 0}
 			if res.Rollback {
+				fl.to = keep
 				n := len(res.Events)
 				if !res.ResetMomentum || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].Reason != "rollback" {
-					t.Errorf("step %d: %+v, want the momentum zeroed and a decay with reason rollback", res.Step, res)
+					t.Errorf("step %d: %+v, want the momentum zeroed and a decay with reason rollback", k, res)
 				}
 			}
-		}
-		return got
-	}
-	check := func(name string, got, want map[int]flags) {
-		t.Helper()
-		if len(got) != len(want) {
-			t.Errorf("%s: Save/Rollback/Release at %v, want %v", name, got, want)
-			return
-		}
-		for k, w := range want {
-			if got[k] != w {
-				t.Errorf("%s: Save/Rollback/Release at %v, want %v", name, got, want)
-				return
+			if fl != (flags{}) {
+				got[k] = fl
 			}
 		}
+		return got, evs
 	}
-	// start after step 10, 2α_s accepted after step 20, 4α_s rejected after 30
+	check := func(name string, fs []float64, want map[int]flags) map[int][]schedule.Event {
+		t.Helper()
+		got, evs := run(fs)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Save/Confirm/Rollback/Release at %+v, want %+v", name, got, want)
+		}
+		return evs
+	}
+	kept := flags{save: true, confirm: true} // the probe's start: kept at once
+	candidate := flags{save: true}           // an accepted window's end
+	confirmed := flags{confirm: true}        // the step after it, its loss not an outlier
+	back := func(to int) flags { return flags{rollback: true, release: true, to: to} }
+
+	// start after step 10, 2α_s accepted after step 20 and its copy
+	// confirmed by step 21's loss, 4α_s rejected after 30
 	fs := append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...)
-	check("rejected window", run(fs), map[int]flags{10: {true, false, false}, 20: {true, false, false}, 30: {false, true, true}})
+	check("rejected window", fs, map[int]flags{10: kept, 20: candidate, 21: confirmed, 30: back(20)})
 
 	// two outliers in a row in the third window: rolled back after step 23
 	fs = append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5)
-	check("outliers", run(fs), map[int]flags{10: {true, false, false}, 20: {true, false, false}, 23: {false, true, true}})
+	check("outliers", fs, map[int]flags{10: kept, 20: candidate, 21: confirmed, 23: back(20)})
+
+	// the loss at the candidate of step 20 (step 21's) is an outlier: it is
+	// not confirmed, and the second outlier rolls back to the copy of step
+	// 10 (an H17 run diverged after a rollback to such a copy)
+	fs = append(append(window(1, 10), window(0.9, 10)...), 5, 5)
+	evs := check("the candidate's loss an outlier", fs, map[int]flags{10: kept, 20: candidate, 22: back(10)})
+	if e := evs[21]; len(e) != 1 || e[0].Kind != schedule.KindProbe || e[0].Reason != schedule.ReasonCandidateOutlier ||
+		!e[0].Accept || e[0].Count != 1 || e[0].Mean != 5 || e[0].NewLR != evs[20][0].NewLR {
+		t.Errorf("step 21: events %+v, want one probe event with reason %q, the loss 5 and the rate of the window of step 20 (%+v)",
+			e, schedule.ReasonCandidateOutlier, evs[20])
+	}
+	// a single outlier there leaves the candidate unconfirmed, the probe
+	// going on: the next window's rejection rolls back to step 10 too
+	fs = append(append(append(window(1, 10), window(0.9, 10)...), 5), window(1.1, 9)...)
+	check("the candidate's loss an outlier, then a rejected window", fs, map[int]flags{10: kept, 20: candidate, 30: back(10)})
 
 	// the second window accepted on its mean (0.925) but its last step an
-	// outlier (1.5 > 1 + 4σ̂, σ̂ 0.105): no copy after step 20, and the
+	// outlier (1.5 > 1 + 4σ̂, σ̂ 0.105): no candidate after step 20, and the
 	// first step at 4α_s, a second outlier, rolls back to the copy of step
 	// 10 (an H5 run collapsed after a rollback to the parameters of step 20)
 	fs = append(append(window(1, 10), window(0.85, 9)...), 1.5, 5)
-	s := mustNewTail(t, c)
-	for i, f := range fs {
-		res := stepLoss(t, s, f)
-		if i+1 != 20 {
-			continue
-		}
-		if len(res.Events) != 1 || !res.Events[0].Accept || res.Events[0].Reason != schedule.ReasonEndsOnOutlier || res.Save {
-			t.Errorf("step 20: %+v, want an accepted window with reason %q and no Save", res, schedule.ReasonEndsOnOutlier)
-		}
+	evs = check("accepted window ending on an outlier", fs, map[int]flags{10: kept, 21: back(10)})
+	if e := evs[20]; len(e) != 1 || !e[0].Accept || e[0].Reason != schedule.ReasonEndsOnOutlier {
+		t.Errorf("step 20: events %+v, want an accepted window with reason %q", e, schedule.ReasonEndsOnOutlier)
 	}
-	check("accepted window ending on an outlier", run(fs), map[int]flags{10: {true, false, false}, 21: {false, true, true}})
 
 	// always falling: every window accepted up to T − D = 160, no rollback;
-	// the copy is released where the probe ends
+	// the copies are released where the probe ends
 	fs = fs[:0]
 	for k := 1; k <= 160; k++ {
 		fs = append(fs, 2-0.005*float64(k)+0.1*float64(1-2*(k%2)))
 	}
-	want := map[int]flags{}
-	for k := 10; k < 160; k += 10 {
-		want[k] = flags{true, false, false}
+	want := map[int]flags{10: kept}
+	for k := 20; k < 160; k += 10 {
+		want[k], want[k+1] = candidate, confirmed
 	}
-	want[160] = flags{false, false, true}
-	check("budget", run(fs), want)
+	want[160] = flags{release: true}
+	check("budget", fs, want)
 
 	c.Tail.Probe, c.Tail.ProbeEarly = false, false
 	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeRollback = true: needs Probe (--set probe=1)") {
 		t.Errorf("ProbeRollback without Probe: err = %v", err)
+	}
+}
+
+// TestProbeRollbackResume: a snapshot taken between a Save and the step
+// that confirms it carries the candidate: restored, the next step confirms
+// it as the uninterrupted run does, and a snapshot that claims a candidate
+// without the rollback is refused.
+func TestProbeRollbackResume(t *testing.T) {
+	c := earlyConfig()
+	c.Tail.ProbeRollback = true
+	fs := append(window(1, 10), window(0.9, 10)...)
+	s := mustNewTail(t, c)
+	var res schedule.Result
+	for _, f := range fs {
+		res = stepLoss(t, s, f)
+	}
+	if !res.Save || res.Confirm {
+		t.Fatalf("step 20: %+v, want a Save without its Confirm", res)
+	}
+	data, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := schedule.Restore(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := stepLoss(t, s, 0.9), stepLoss(t, r, 0.9)
+	if !want.Confirm || !reflect.DeepEqual(got, want) {
+		t.Errorf("step 21: resumed %+v, uninterrupted %+v; want both to confirm the candidate", got, want)
+	}
+	c.Tail.ProbeRollback = false
+	bad := strings.Replace(string(data), `"ProbeRollback":true`, `"ProbeRollback":false`, 1)
+	if bad == string(data) {
+		t.Fatalf("the snapshot %s has no ProbeRollback field to change", data)
+	}
+	if _, err := schedule.Restore([]byte(bad)); err == nil || !strings.Contains(err.Error(), "candidate") {
+		t.Errorf("a candidate without ProbeRollback: err = %v", err)
 	}
 }
 

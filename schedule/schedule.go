@@ -14,9 +14,10 @@
 //	}
 //	x -= req.LR * d                 // the update x_{k+1} = x_k − α_k d_k
 //	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
-//	if res.Save { keep = copy(x) }      // salsa-budget's probe only
-//	if res.Rollback { x = copy(keep) }  // idem, with ResetMomentum set
-//	if res.Release { keep = nil }       // idem: no Rollback follows
+//	if res.Save { cand = copy(x) }           // salsa-budget's probe only
+//	if res.Confirm { keep, cand = cand, nil } // idem: the candidate is kept
+//	if res.Rollback { x = copy(keep) }       // idem, with ResetMomentum set
+//	if res.Release { keep, cand = nil, nil } // idem: no Rollback follows
 //	if res.ResetMomentum { dir.Reset() }
 //
 // s_k is the line-search direction: g_k for the paper's Algorithm 2 and for
@@ -81,15 +82,19 @@ type Result struct {
 	LR            float64 // α_k, the learning rate this update used
 	NextLR        float64 // the learning rate step k+1 starts from
 	ResetMomentum bool    // true after a drop: the caller zeroes the direction's momentum
-	// Save asks the caller to keep a copy of the parameters x_{k+1}, and
-	// Rollback to put back the copy it kept at the last Save (ResetMomentum
-	// is then set too). Only [Tail]'s rate probe with
-	// [TailConfig.ProbeRollback] sets them; a caller that cannot keep a copy
-	// must refuse that configuration rather than ignore them.
-	Save, Rollback bool
+	// Save asks the caller to copy the parameters x_{k+1} as a candidate,
+	// replacing any candidate it holds. Confirm, set at the same step or at
+	// the next, makes the candidate the kept copy, replacing the one kept
+	// before; a candidate not confirmed waits to be replaced by the next
+	// Save, or freed by the Release. Rollback asks the caller to put the
+	// kept copy back (ResetMomentum is then set too). Only [Tail]'s rate
+	// probe with [TailConfig.ProbeRollback] sets them; a caller that cannot
+	// keep copies must refuse that configuration rather than ignore them.
+	Save, Confirm, Rollback bool
 	// Release tells the caller that no Rollback follows (the probe has
-	// ended and the decay begun): the copy kept at the last Save can be
-	// freed, after the Rollback of the same step if there is one.
+	// ended and the decay begun): the kept copy and the candidate can be
+	// freed, after the Confirm and the Rollback of the same step if there
+	// are any.
 	Release  bool
 	Searched bool    // a line search ran at this step
 	Eta      float64 // the step η_k the line search settled on, when Searched
@@ -208,7 +213,9 @@ type Event struct {
 	// KindProbe: Count steps of mean loss Mean (the step's loss for an
 	// outlier) at the rate NewLR under test, against the accepted window's
 	// mean Prev; Reason "start", "outlier" (two in a row ended the probe),
-	// [ReasonEndsOnOutlier] (accepted, its last step an outlier) or "".
+	// [ReasonEndsOnOutlier] (accepted, its last step an outlier),
+	// [ReasonCandidateOutlier] (Count 1: the loss at the copy of the last
+	// accepted window, an outlier, at the rate NewLR that reached it) or "".
 	Prev   float64
 	Accept bool // the window is not significantly worse: the rate stays, and doubles
 

@@ -27,12 +27,16 @@ type TailConfig struct {
 	ProbeEarly bool    // with Probe: start the probe after the warm-up's first W steps, or at the switch if that comes first; a probe ended by a failed rate (a rejected window, outliers) then decays from half the last accepted rate, the momentum zeroed
 	// ProbeRollback, with Probe: the caller keeps the parameters at the start
 	// of the probe and at the end of every accepted window whose last step
-	// is not an outlier ([Result.Save]), and a failed rate puts them back
+	// is not an outlier, and a failed rate puts them back
 	// ([Result.Rollback]) with the momentum zeroed, so that the decay starts
-	// from parameters the failed window has not moved. An accepted window
-	// that ends on an outlier keeps the copy before it, and its event says
-	// so (Reason [ReasonEndsOnOutlier]). When the decay begins the copy is
-	// released ([Result.Release]).
+	// from parameters the failed window has not moved. The copy at a
+	// window's end is a candidate ([Result.Save]), kept ([Result.Confirm])
+	// only when the next step's loss, the loss at the candidate, is not an
+	// outlier; otherwise the copy before it stays, and an event says so
+	// (Reason [ReasonCandidateOutlier]). An accepted window that ends on an
+	// outlier makes no candidate, and its event says so (Reason
+	// [ReasonEndsOnOutlier]). When the decay begins the copies are released
+	// ([Result.Release]).
 	ProbeRollback bool
 	// ProbeSettle, with ProbeEarly: the early probe waits until the warm-up
 	// has settled, that is until SSLS's rate has risen by less than the
@@ -277,7 +281,9 @@ func (t *Tail) End(obs Observation) (Result, error) {
 			ev := Event{Step: res.Step, Kind: KindProbe, Count: p.PN, Mean: p.Prev, Prev: p.Prev, Accept: true, NewLR: p.LR, Reason: "start"}
 			res.Events = append(res.Events, ev)
 			res.NextLR = t.LR()
-			res.Save = t.cfg.ProbeRollback
+			// the warm-up's parameters, at a rate the line search accepted:
+			// kept at once
+			res.Save, res.Confirm = t.cfg.ProbeRollback, t.cfg.ProbeRollback
 			t.opt.emit(t.Name(), []Event{ev})
 		}
 		return res, nil
@@ -290,18 +296,32 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	k := t.st.commit()
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
+		cand, rate := t.probe.Cand, t.probe.OK
 		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
-		// a window accepted at this step, and the probe goes on: keep the
-		// parameters its rate reached, to roll back to should the next fail,
-		// unless its last step is an outlier: those parameters may already
-		// be leaving the stable region, so the copy of the last window that
-		// ended clean stays (docs/parity: an H5 run collapsed to chance
-		// after a rollback to such a copy)
-		if t.cfg.ProbeRollback && !done && len(evs) > 0 && evs[0].Accept {
+		if cand {
+			// this step's loss is the loss at the candidate copy: keep it
+			// unless it is an outlier (docs/parity: an H17 run diverged
+			// after a rollback to a copy whose own loss was 10.37)
+			t.probe.Cand = false
 			if t.probe.Hot == 0 {
-				res.Save = true
+				res.Confirm = true
 			} else {
-				evs[0].Reason = ReasonEndsOnOutlier
+				ev := Event{Step: k, Kind: KindProbe, Count: 1, Mean: loss, Prev: t.probe.Prev, Accept: true, NewLR: rate,
+					Reason: ReasonCandidateOutlier}
+				evs = append([]Event{ev}, evs...)
+			}
+		}
+		// a window accepted at this step, and the probe goes on: keep the
+		// parameters its rate reached as a candidate, to roll back to should
+		// the next fail, unless its last step is an outlier: those
+		// parameters may already be leaving the stable region, so the copy
+		// of the last window that ended clean stays (docs/parity: an H5 run
+		// collapsed to chance after a rollback to such a copy)
+		if w := len(evs) - 1; t.cfg.ProbeRollback && !done && w >= 0 && evs[w].Accept && evs[w].Reason == "" {
+			if t.probe.Hot == 0 {
+				res.Save, t.probe.Cand = true, true
+			} else {
+				evs[w].Reason = ReasonEndsOnOutlier
 			}
 		}
 		if done {
@@ -387,6 +407,9 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 		}
 		if err := st.Probe.check(); err != nil {
 			return err
+		}
+		if st.Probe.Cand && !(cfg.ProbeRollback && st.Probe.On) {
+			return errors.New("schedule: snapshot of tail: a candidate copy without a running probe with TailConfig.ProbeRollback")
 		}
 		n.probe = *st.Probe
 	}

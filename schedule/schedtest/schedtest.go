@@ -285,30 +285,40 @@ func testResume(t *testing.T, mk func() schedule.Scheduler, steps int) {
 }
 
 // testInvariants checks each step's Result: its step and rates, its events,
-// and the protocol of the parameters' copy (Save, Rollback, Release).
+// and the protocol of the parameters' copies (Save, Confirm, Rollback,
+// Release).
 func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	s := mk()
 	p := NewProblem(5, steps)
-	kept, released := false, false // the copy of Result.Save
+	kept, released := false, false // the copy a Confirm keeps
+	saved := -1                    // the step of the last Save
 	for k := 1; k <= steps; k++ {
 		lr := s.LR()
 		res, err := p.Step(s, k)
 		if err != nil {
 			t.Fatalf("step %d: %v", k, err)
 		}
-		// the copy's protocol: Save, then Rollback or Release only of a
-		// copy kept, and nothing after the Release
+		// the copies' protocol: a Save, its Confirm at the same step or the
+		// next, then Rollback or Release only of a copy kept, and nothing
+		// after the Release
 		switch {
-		case (res.Save || res.Rollback) && released:
-			t.Fatalf("step %d: Save %v, Rollback %v after the copy was released", k, res.Save, res.Rollback)
+		case (res.Save || res.Confirm || res.Rollback) && released:
+			t.Fatalf("step %d: Save %v, Confirm %v, Rollback %v after the copies were released", k, res.Save, res.Confirm, res.Rollback)
 		case res.Save && (res.Rollback || res.Release):
 			t.Fatalf("step %d: Save with Rollback %v, Release %v", k, res.Rollback, res.Release)
-		case (res.Rollback || res.Release) && !kept:
+		case res.Confirm && !res.Save && saved != k-1:
+			t.Fatalf("step %d: Confirm without a Save at this step or the last (the last at step %d)", k, saved)
+		case (res.Rollback || res.Release) && !(kept || res.Confirm):
 			t.Fatalf("step %d: Rollback %v, Release %v with no copy kept", k, res.Rollback, res.Release)
 		case res.Rollback && !res.ResetMomentum:
 			t.Fatalf("step %d: Rollback without ResetMomentum", k)
 		}
-		kept = kept || res.Save
+		if res.Save {
+			saved = k
+		}
+		if res.Confirm {
+			kept, saved = true, -1
+		}
 		released = released || res.Release
 		if res.Step != k || s.Step() != k {
 			t.Fatalf("step %d: Result.Step = %d, Step() = %d", k, res.Step, s.Step())

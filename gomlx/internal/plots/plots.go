@@ -527,9 +527,11 @@ func ownStepName(method string) string {
 // loss was not significantly above the last accepted window's) or failed
 // (a rejected window, or two outliers in a row). A kept window whose last
 // step was an outlier, after which the rollback's copy of the parameters
-// was not renewed, has a mark of its own. It returns the rates marked.
+// was not renewed, has a mark of its own, and so does the step after a
+// kept window whose loss, at the candidate copy, was an outlier, so that
+// the candidate was not kept. It returns the rates marked.
 func (f *fig) addProbe(r *run) []float64 {
-	var sx, sy, kx, ky, ox, oy, fx, fy []float64
+	var sx, sy, kx, ky, ox, oy, cx, cy, fx, fy []float64
 	for _, e := range r.events {
 		switch {
 		case e.Kind != schedule.KindProbe:
@@ -537,6 +539,8 @@ func (f *fig) addProbe(r *run) []float64 {
 			sx, sy = append(sx, float64(e.Step)), append(sy, e.NewLR)
 		case e.Accept && e.Reason == schedule.ReasonEndsOnOutlier:
 			ox, oy = append(ox, float64(e.Step)), append(oy, e.NewLR)
+		case e.Reason == schedule.ReasonCandidateOutlier:
+			cx, cy = append(cx, float64(e.Step)), append(cy, e.NewLR)
 		case e.Accept:
 			kx, ky = append(kx, float64(e.Step)), append(ky, e.NewLR)
 		default:
@@ -551,6 +555,7 @@ func (f *fig) addProbe(r *run) []float64 {
 		{"probe start: first rate tested", sx, sy, draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe window (%d): rate kept", kx, ky, draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
 		{"probe window (%d): rate kept, outlier last: no copy", ox, oy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
+		{"probe (%d): outlier at the window's copy: not kept", cx, cy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.TriangleGlyph{}}},
 		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
 	} {
 		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
@@ -561,7 +566,7 @@ func (f *fig) addProbe(r *run) []float64 {
 			f.scatter(name, pts, m.glyph)
 		}
 	}
-	return slices.Concat(sy, ky, oy, fy)
+	return slices.Concat(sy, ky, oy, cy, fy)
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the

@@ -926,6 +926,24 @@ func TestPlotProbe(t *testing.T) {
 				}
 			}
 			r.events[i].Reason = ""
+			// and so does the step after it, when its loss at the window's
+			// copy is an outlier: the copy is not kept
+			c := schedule.Event{Step: e.Step + 1, Kind: schedule.KindProbe, Count: 1, Mean: 10, Prev: e.Mean, Accept: true,
+				NewLR: e.NewLR, Reason: schedule.ReasonCandidateOutlier}
+			r.events = slices.Insert(slices.Clone(r.events), i+1, c)
+			got = map[string]plotter.XYs{}
+			for _, c := range lrPlot(r).data {
+				got[c.name] = c.pts
+			}
+			for name, want := range map[string]plotter.XYs{
+				fmt.Sprintf("probe window (%d): rate kept", len(kept)): kept,
+				"probe (1): outlier at the window's copy: not kept":    {{X: float64(c.Step), Y: c.NewLR}},
+			} {
+				if !slices.Equal(got[name], want) {
+					t.Errorf("an outlier at a window's copy: %q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
+				}
+			}
+			r.events = slices.Delete(r.events, i+1, i+2)
 			break
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	salsagomlx "github.com/salsaopt/salsa/gomlx"
 	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/schedule/schedtest"
 )
 
 // gomlxSynth makes n examples of dim features in 3 classes: Gaussian noise
@@ -321,15 +322,16 @@ func BenchmarkEngine(b *testing.B) {
 	}
 }
 
-// keptCopies is the number of values of the parameters' copy that e holds.
+// keptCopies is the number of values of the parameters' copies, kept and
+// candidate, that e holds.
 func keptCopies(e Engine) int {
 	switch e := e.(type) {
 	case *nativeEngine:
-		return len(e.saved)
+		return len(e.saved) + len(e.cand)
 	case *gomlxEngine:
 		n := 0
 		for v := range e.tr.Store().IterVariables() {
-			if strings.HasPrefix(v.Path(), salsagomlx.StateScope+"/kept/") {
+			if p := v.Path(); strings.HasPrefix(p, salsagomlx.StateScope+"/kept/") || strings.HasPrefix(p, salsagomlx.StateScope+"/candidate/") {
 				n += v.Shape().Size()
 			}
 		}
@@ -338,12 +340,97 @@ func keptCopies(e Engine) int {
 	panic(fmt.Sprintf("keptCopies: engine %T", e))
 }
 
+// TestCopiesScripted: each engine's side of the copies' protocol, driven by
+// a scripted scheduler. A candidate copied at step 5 and confirmed at step
+// 6 is what the rollback of step 8 puts back; one not confirmed leaves the
+// copy confirmed at step 3 (the candidate of step 2) in place. A snapshot
+// taken after step 5, the candidate pending, resumes to the same rollback,
+// and the release frees every copy.
+func TestCopiesScripted(t *testing.T) {
+	const n, dim = 320, 20
+	sp := gomlxSynth(n, dim, 3)
+	save, confirm := schedule.Result{Save: true}, schedule.Result{Confirm: true}
+	back := schedule.Result{Rollback: true, Release: true}
+	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
+		for _, sc := range []struct {
+			name  string
+			flags map[int]schedule.Result
+			to    int // the step whose parameters the rollback puts back
+		}{
+			{"confirmed", map[int]schedule.Result{2: save, 3: confirm, 5: save, 6: confirm, 8: back}, 5},
+			{"not confirmed", map[int]schedule.Result{2: save, 3: confirm, 5: save, 8: back}, 2},
+		} {
+			t.Run(c.engine+"-"+c.model+"/"+sc.name, func(t *testing.T) {
+				if Engines[c.engine] == nil {
+					t.Skipf("no %s engine registered", c.engine)
+				}
+				p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "shb-hand", Preset: "paper", LR0: 0.2,
+					Epochs: 3, Batch: 32, Seed: 1, Engine: c.engine}, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pair := func() gomlxPair {
+					g := newPair(t, Engines[c.engine], p, sp)
+					g.sched = &schedtest.Script{Scheduler: g.sched, Flags: sc.flags}
+					return g
+				}
+				a, b := pair(), gomlxPair{}
+				losses := map[int]float64{} // the model's loss after each step
+				for k := 1; k <= 8; k++ {
+					idx := Perm(1, 1, n)[(k-1)*32 : k*32]
+					for _, g := range []gomlxPair{a, b} {
+						if g.eng == nil {
+							continue
+						}
+						st, err := g.eng.Step(g.sched, Batch{Idx: idx})
+						if err != nil {
+							t.Fatalf("step %d: %v", k, err)
+						}
+						loss, _, err := g.eng.Evaluate(sp)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if g == b && loss != losses[k] {
+							t.Fatalf("step %d: restored after step 5, the model's loss is %v, want %v", k, loss, losses[k])
+						}
+						losses[k] = loss
+						if st.Rollback && loss != losses[sc.to] {
+							t.Fatalf("step %d: rolled back to loss %v, want %v (step %d's)", k, loss, losses[sc.to], sc.to)
+						}
+					}
+					if k == 5 {
+						b = pair()
+						es, ss := a.snapshot(t)
+						if err := b.eng.UnmarshalBinary(es); err != nil {
+							t.Fatal(err)
+						}
+						in, err := schedule.Restore(ss)
+						if err != nil {
+							t.Fatal(err)
+						}
+						b.sched = &schedtest.Script{Scheduler: in, Flags: sc.flags}
+					}
+				}
+				if losses[8] == losses[7] {
+					t.Fatalf("the rollback of step 8 left the loss at %v: the test covers nothing", losses[8])
+				}
+				for _, g := range []gomlxPair{a, b} {
+					if m := keptCopies(g.eng); m != 0 {
+						t.Errorf("after the release the engine holds %d values of copies", m)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestRollbackPutsBackKept: salsa-budget's probe with probe_rollback=1 on
 // each engine. After the rollback the model evaluates exactly as it did
-// right after the last Save, and a copy restored from a snapshot taken
-// between the two rolls back to the same parameters: the kept copy is in
-// the snapshot (the copy is restored anew one step after every Save). The
-// rollback releases the copy: the engine holds none after it.
+// right after the last Save that was confirmed, and a copy restored from a
+// snapshot taken between the two rolls back to the same parameters: the
+// copies are in the snapshot (the copy is restored anew right after every
+// Save, its candidate pending). The rollback releases the copies: the
+// engine holds none after it.
 func TestRollbackPutsBackKept(t *testing.T) {
 	const n, dim = 320, 20
 	sp := gomlxSynth(n, dim, 3)
@@ -360,8 +447,8 @@ func TestRollbackPutsBackKept(t *testing.T) {
 			}
 			pair := func() gomlxPair { return newPair(t, Engines[c.engine], p, sp) }
 			a := pair()
-			var b gomlxPair // restored from a snapshot one step after the last Save
-			kept, saves, snap := math.NaN(), 0, false
+			var b gomlxPair // restored from a snapshot right after the last Save
+			kept, cand, saves := math.NaN(), math.NaN(), 0
 			for k := 0; k < 12*p.StepsPerEpoch; k++ {
 				pos := k % p.StepsPerEpoch
 				idx := Perm(1, 1+k/p.StepsPerEpoch, n)[pos*32 : min(pos*32+32, n)]
@@ -374,10 +461,13 @@ func TestRollbackPutsBackKept(t *testing.T) {
 						t.Fatalf("restored, step %d: %v", k+1, err)
 					}
 				}
+				if st.Confirm {
+					kept = cand
+				}
 				switch {
 				case st.Save:
 					saves++
-					if kept, _, err = a.eng.Evaluate(sp); err != nil {
+					if cand, _, err = a.eng.Evaluate(sp); err != nil {
 						t.Fatal(err)
 					}
 				case st.Rollback:
@@ -405,9 +495,6 @@ func TestRollbackPutsBackKept(t *testing.T) {
 					return
 				}
 				if st.Save {
-					snap = true
-				} else if snap {
-					snap = false
 					b = pair()
 					es, ss := a.snapshot(t)
 					if err := b.eng.UnmarshalBinary(es); err != nil {

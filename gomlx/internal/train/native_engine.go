@@ -27,13 +27,14 @@ type nativeEngine struct {
 	sf   *direction.ScheduleFree[float32]
 	avg  *direction.PolyAverage[float32]
 	keep []float32 // the training parameters during an evaluation at DoG's average
-	// saved is the copy of the parameters the scheduler asked for
-	// (schedule.Result.Save), to put back on a Rollback; nil before, and
-	// after the Release.
-	saved []float32
-	d     []float32
-	xb    []float32
-	yb    []int32
+	// cand is the candidate copy of the parameters the scheduler asked for
+	// (schedule.Result.Save), and saved the copy it confirmed
+	// (schedule.Result.Confirm), to put back on a Rollback; empty when there
+	// is none, nil before the first and after the Release.
+	cand, saved []float32
+	d           []float32
+	xb          []float32
+	yb          []int32
 }
 
 func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
@@ -158,25 +159,32 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	return out, err
 }
 
-// keepOrRollback keeps a copy of the parameters when res asks for one and
-// puts the copy back on a rollback; the caller then zeroes the momentum. A
-// release frees the copy.
+// keepOrRollback copies the parameters as a candidate when res asks for
+// one, keeps the candidate when res confirms it, and puts the kept copy
+// back on a rollback; the caller then zeroes the momentum. A release frees
+// the copies.
 func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 	if (res.Save || res.Rollback) && (e.sf != nil || e.avg != nil) {
 		return fmt.Errorf("native engine: step %d: a rollback of the parameters with direction %T: its own state "+
 			"(the averages) cannot be rolled back", res.Step, e.peer)
 	}
-	switch {
-	case res.Save:
-		e.saved = append(e.saved[:0], e.t.X...)
-	case res.Rollback:
-		if e.saved == nil {
+	if res.Save {
+		e.cand = append(e.cand[:0], e.t.X...)
+	}
+	if res.Confirm {
+		if len(e.cand) == 0 {
+			return fmt.Errorf("native engine: step %d: a confirmation with no candidate copy", res.Step)
+		}
+		e.saved, e.cand = e.cand, e.saved[:0] // the old copy's memory holds the next candidate
+	}
+	if res.Rollback {
+		if len(e.saved) == 0 {
 			return fmt.Errorf("native engine: step %d: a rollback with no parameters kept", res.Step)
 		}
 		copy(e.t.X, e.saved)
 	}
 	if res.Release {
-		e.saved = nil
+		e.cand, e.saved = nil, nil
 	}
 	return nil
 }
@@ -218,18 +226,20 @@ func (e *nativeEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 }
 
 // nativeState is the engine's snapshot: the parameters (y for
-// Schedule-Free), the QHM momentum, the direction's state and the kept
-// copy of the parameters (Saved, nil before any).
+// Schedule-Free), the QHM momentum, the direction's state and the copies
+// of the parameters: the kept one (Saved) and the candidate (Cand), each
+// nil when there is none.
 type nativeState struct {
 	X, H  []float32
 	Saved []float32
+	Cand  []float32
 	Adam  []byte
 	Peer  []byte // a peer method's direction
 	Avg   []byte // DoG's average
 }
 
 func (e *nativeEngine) MarshalBinary() ([]byte, error) {
-	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved}
+	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved, Cand: e.cand}
 	var err error
 	if e.adam != nil {
 		if st.Adam, err = e.adam.MarshalBinary(); err != nil {
@@ -256,9 +266,10 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
 		return fmt.Errorf("native engine state: %w", err)
 	}
-	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) || (st.Saved != nil && len(st.Saved) != len(e.t.X)) {
-		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept), want %d",
-			len(st.X), len(st.H), len(st.Saved), len(e.t.X))
+	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) || (st.Saved != nil && len(st.Saved) != len(e.t.X)) ||
+		(st.Cand != nil && len(st.Cand) != len(e.t.X)) {
+		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept, %d in a candidate), want %d",
+			len(st.X), len(st.H), len(st.Saved), len(st.Cand), len(e.t.X))
 	}
 	// The direction's state first: on its error the parameters are left as
 	// they were.
@@ -277,7 +288,7 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	}
 	copy(e.t.X, st.X)
 	copy(e.t.Momentum(), st.H)
-	e.saved = st.Saved // decoded afresh: nil when the snapshot kept none
+	e.saved, e.cand = st.Saved, st.Cand // decoded afresh: nil when the snapshot has none
 	if e.adam != nil {
 		return e.adam.UnmarshalBinary(st.Adam)
 	}
