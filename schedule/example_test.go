@@ -75,9 +75,10 @@ func ExampleWithLogger() {
 }
 
 // salsa-probe on the same objective: it needs the budget, and it asks the
-// loop to keep a copy of the parameters (Result.Save), to put it back when
-// a rate fails (Result.Rollback) and to drop it when the decay begins
-// (Result.Release).
+// loop to copy the parameters as a candidate (Result.Save), to keep the
+// candidate once the next loss confirms it (Result.Confirm), to put the
+// kept copy back when a rate fails (Result.Rollback) and to drop the copies
+// when the decay begins (Result.Release).
 func ExampleNew_salsaProbe() {
 	cfg, _ := schedule.Defaults(schedule.PresetPaper, 2000, 20, 0.01) // n, b, α_0
 	cfg.SetBudget(3000, 0)                                            // T steps: the user's epochs × steps per epoch
@@ -87,7 +88,7 @@ func ExampleNew_salsaProbe() {
 	}
 
 	x, h, beta := 5.0, 0.0, 0.9
-	kept := math.NaN()
+	cand, kept := math.NaN(), math.NaN() // the copies of x the probe asks for
 	noise := []float64{0.3, -0.1, 0.2, -0.4, 0.1, -0.2, 0.4, -0.3}
 	for k := 1; k <= 3000; k++ {
 		xi := noise[k%len(noise)]
@@ -106,14 +107,17 @@ func ExampleNew_salsaProbe() {
 		if err != nil {
 			panic(err)
 		}
-		switch {
-		case res.Save:
-			kept = x
-		case res.Rollback:
+		if res.Save { // a candidate: x after an accepted window
+			cand = x
+		}
+		if res.Confirm { // the next loss, at the candidate, was no outlier
+			kept = cand
+		}
+		if res.Rollback {
 			x = kept
 		}
 		if res.Release {
-			kept = math.NaN()
+			cand, kept = math.NaN(), math.NaN()
 		}
 		if res.ResetMomentum {
 			h = 0

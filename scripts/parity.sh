@@ -19,12 +19,14 @@
 # heldout4: the fourth held-out tasks of docs/parity/heldout4.md, before and with probe_settle=1; heldout4-peers: Schedule-Free AdamW;
 # heldout5: the fifth, docs/parity/heldout5.md, salsa-probe with the copy kept only after windows ending clean; heldout5-peers: Schedule-Free AdamW;
 # clean: the ten-seed runs (seeds-h5, -h10, -h11, -h13) that change run again;
+# heldout6: the sixth, docs/parity/heldout6.md, salsa-probe with the copy kept only once the next loss confirms it; heldout6-peers: Schedule-Free AdamW;
+# confirm: the ten-seed runs (seeds-h4-method, -h9, -h14, -h17) that change run again;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
 # seeds-mlp seeds-lstm seeds-h8 seeds-h13 seeds-h19: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
 # seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
-# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20:
+# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, and after H21–H24 seeds-h21 to seeds-h24:
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
@@ -134,6 +136,23 @@ h17=(--dataset fashion-mnist --model cnn --batch 32 --set wd=5e-4 --epochs 4 --l
 h18=(--dataset mnist --model mlp --batch 256 --set wd=1e-3 --epochs 12 --limit 15000)
 h19=(--dataset tinyshakespeare --model lstm --batch 24 --set wd=1e-4 --epochs 12 --limit 25000 --test-limit 10000)
 h20=(--dataset fashion-mnist --model logreg --batch 16 --set wd=5e-4 --epochs 2 --jobs 1)
+# H21–H24 (heldout6.md)
+h21=(--dataset mnist --model cnn --batch 16 --set wd=1e-3 --epochs 3 --limit 2400 --test-limit 2000)
+h22=(--dataset tinyshakespeare --model lstm --batch 48 --set wd=5e-5 --epochs 8 --limit 20000 --test-limit 10000)
+h23=(--dataset fashion-mnist --model mlp --batch 64 --set wd=1e-3 --epochs 6 --limit 12000)
+h24=(--dataset mnist --model logreg --batch 1024 --set wd=1e-3 --epochs 15 --jobs 1)
+
+# unconfirmed_rollback RUN: whether the run's replay rolls back to a copy
+# the candidate protocol would not have kept: after its last window that
+# made a kept copy, the next loss was an outlier ("outlier at copy"), and the
+# next event of the probe is the rollback.
+unconfirmed_rollback() {
+	./bin/salsa replay --run "$1" | awk -F, '
+		$2 == "probe" && $NF == "outlier at copy" { pend = 1; next }
+		$2 == "probe" && $5 == "1" && $NF == "" { pend = 0 }
+		$2 == "decay" && $NF == "rollback" && pend { hit = 1 }
+		END { exit !hit }'
+}
 
 # written_lrs ARGS...: the shb-hand grid heldout3.md and heldout4.md write
 # down for a task, before any widening: for the lstm (its gradient clipped
@@ -289,6 +308,32 @@ for part in "${parts[@]}"; do
 			SEEDS=10 parity clean-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
 		done
 		;;
+	heldout6 | heldout6-peers) # docs/parity/heldout6.md, written before the copy became a candidate to confirm and before any of them was run
+		for h in 21 22 23 24; do
+			declare -n args=h$h
+			if [ "$part" = heldout6 ]; then
+				widened heldout6-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
+			else
+				PEERS=1 parity heldout6-h$h-peers parity/heldout6-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout6-h$h)"
+			fi
+		done
+		;;
+	confirm) # after the change heldout6.md names: the ten-seed runs of salsa-probe whose rollback put back a copy whose own
+		# loss was an outlier (unconfirmed_rollback) run again, the others copied, as they are unchanged, into runs/parity/confirm-TASK
+		for t in h4 h9 h14 h17; do
+			declare -n args=$t
+			from=seeds-$t
+			[ $t = h4 ] && from=seeds-h4-method
+			mkdir -p runs/parity/confirm-$t/runs
+			for r in runs/parity/$from/runs/*; do
+				[ -e "runs/parity/confirm-$t/runs/$(basename "$r")" ] && continue
+				if [[ $(basename "$r") != salsa-probe-* ]] || ! unconfirmed_rollback "$r"; then
+					cp -r "$r" runs/parity/confirm-$t/runs/
+				fi
+			done
+			SEEDS=10 parity confirm-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $from)"
+		done
+		;;
 	settle) # post hoc: the rollback method with probe_settle=1 on tasks seen before, beside shb-hand at its tuned lr and a neighbour
 		st=(--methods salsa-budget,shb-hand --set probe=1 --set probe_early=1 --set probe_rollback=1 --set probe_settle=1)
 		parity settle-h10 parity/heldout3-h10 "${st[@]}" "${h10[@]}" --grid shb-hand --lr0s 1,3,10,30,100,300
@@ -330,10 +375,10 @@ for part in "${parts[@]}"; do
 		logreg) args=("${logregtask[@]}") lrs=0.03,0.1,0.3 ;;
 		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
 		h1 | h16) lrs=0.03,0.1,0.3 ;;
-		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15) lrs=0.1,0.3,1 ;;
-		h5 | h14 | h17 | h18) lrs=0.3,1,3 ;;
+		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23) lrs=0.1,0.3,1 ;;
+		h5 | h14 | h17 | h18 | h24) lrs=0.3,1,3 ;;
 		h20) lrs=0.01,0.03,0.1 ;;
-		h8 | h10 | h13 | h19) lrs=30,100,300 ;;
+		h8 | h10 | h13 | h19 | h22) lrs=30,100,300 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		if [[ $t == h* ]]; then
