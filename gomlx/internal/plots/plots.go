@@ -555,7 +555,7 @@ func (f *fig) addProbe(r *run) []float64 {
 		{"probe start: first rate tested", sx, sy, draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe window (%d): rate kept", kx, ky, draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
 		{"probe window (%d): rate kept, outlier last: no copy", ox, oy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
-		{"probe (%d): outlier at the window's copy: not kept", cx, cy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.TriangleGlyph{}}},
+		{"probe (%d): outlier at the window's copy: not kept", cx, cy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
 		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
 	} {
 		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
