@@ -284,13 +284,17 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers) # docs/parity/heldout5.md, written before the copy kept after an accepted window changed and before any of them was run
-		for h in 17 18 19 20; do
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers)
+		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, and heldout6.md,
+		# written before the copy became a candidate to confirm; each before any of its tasks was run
+		set=${part%-peers} hs=(17 18 19 20)
+		[ "$set" = heldout6 ] && hs=(21 22 23 24)
+		for h in "${hs[@]}"; do
 			declare -n args=h$h
-			if [ "$part" = heldout5 ]; then
-				widened heldout5-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
+			if [ "$part" = "$set" ]; then
+				widened $set-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
 			else
-				PEERS=1 parity heldout5-h$h-peers parity/heldout5-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout5-h$h)"
+				PEERS=1 parity $set-h$h-peers parity/$set-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			fi
 		done
 		;;
@@ -306,16 +310,6 @@ for part in "${parts[@]}"; do
 				fi
 			done
 			SEEDS=10 parity clean-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
-		done
-		;;
-	heldout6 | heldout6-peers) # docs/parity/heldout6.md, written before the copy became a candidate to confirm and before any of them was run
-		for h in 21 22 23 24; do
-			declare -n args=h$h
-			if [ "$part" = heldout6 ]; then
-				widened heldout6-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
-			else
-				PEERS=1 parity heldout6-h$h-peers parity/heldout6-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs heldout6-h$h)"
-			fi
 		done
 		;;
 	confirm) # after the change heldout6.md names: the ten-seed runs of salsa-probe whose rollback put back a copy whose own
