@@ -26,7 +26,7 @@
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
 # seeds-mlp seeds-lstm seeds-h8 seeds-h13 seeds-h19: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
 # seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
-# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, and after H21–H24 seeds-h21 to seeds-h24:
+# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, and seeds-cnn:
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
@@ -366,6 +366,7 @@ for part in "${parts[@]}"; do
 		case $t in
 		mlp) args=("${mlptask[@]}") lrs=0.3,1,3 ;;
 		lstm) args=("${lstm[@]}") lrs=30,100,300 ;;
+		cnn) args=("${cnn[@]}") lrs=0.3,1,3 ;;
 		logreg) args=("${logregtask[@]}") lrs=0.03,0.1,0.3 ;;
 		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
 		h1 | h16) lrs=0.03,0.1,0.3 ;;
