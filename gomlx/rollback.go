@@ -83,9 +83,10 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 	return t.store.DeleteVariablesInScope(keptScope)
 }
 
-// copyInto sets each variable of src at scope to, in path to+v.Path(), the
-// value at from+v.Path(), creating the variables a copy needs (not
-// trainable). It checks every variable it reads before it changes any.
+// copyInto copies, for each variable v of src, the value at path
+// from+v.Path() into the variable at to+v.Path(); an empty from or to is v
+// itself. It creates the variables a copy needs (not trainable), and checks
+// every variable it reads before it changes any.
 func (t *Trainer) copyInto(src []*model.Variable, from, to string) error {
 	vals := make([]*model.Variable, len(src))
 	for i, v := range src {
