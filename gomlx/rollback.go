@@ -55,6 +55,9 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 		return fmt.Errorf("salsagomlx: step %d: a rollback of the parameters with the Host direction: its own state "+
 			"(the averages) cannot be rolled back", res.Step)
 	}
+	if !res.Save && !res.Confirm && !res.Rollback && !res.Release {
+		return nil // most steps: no walk over the store
+	}
 	src := t.keptSources()
 	if res.Save {
 		if err := t.copyInto(src, "", candScope); err != nil {
