@@ -132,11 +132,7 @@ func checkPlateau(t *testing.T, cfg schedule.PlateauConfig, losses []float64, wa
 		if _, err := p.Step(s, i+1); err != nil {
 			t.Fatal(err)
 		}
-		data, err := s.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := schedule.Restore(data)
+		r, err := schedule.Restore(marshal(t, s))
 		if err != nil {
 			t.Fatal(err)
 		}

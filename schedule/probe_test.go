@@ -410,10 +410,7 @@ func TestProbeRollbackResume(t *testing.T) {
 	if !res.Save || res.Confirm {
 		t.Fatalf("step 20: %+v, want a Save without its Confirm", res)
 	}
-	data, err := s.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := marshal(t, s)
 	r, err := schedule.Restore(data)
 	if err != nil {
 		t.Fatal(err)
