@@ -141,6 +141,12 @@ h21=(--dataset mnist --model cnn --batch 16 --set wd=1e-3 --epochs 3 --limit 240
 h22=(--dataset tinyshakespeare --model lstm --batch 48 --set wd=5e-5 --epochs 8 --limit 20000 --test-limit 10000)
 h23=(--dataset fashion-mnist --model mlp --batch 64 --set wd=1e-3 --epochs 6 --limit 12000)
 h24=(--dataset mnist --model logreg --batch 1024 --set wd=1e-3 --epochs 15 --jobs 1)
+# H25–H29 (heldout7.md)
+h25=(--dataset fashion-mnist --model cnn --batch 24 --set wd=1e-3 --epochs 5 --limit 2400 --test-limit 2000)
+h26=(--dataset tinyshakespeare --model lstm --batch 40 --set wd=3e-5 --epochs 16 --limit 28000 --test-limit 10000)
+h27=(--dataset tinyshakespeare --model lstm --batch 32 --set wd=2e-4 --epochs 15 --limit 35000 --test-limit 10000)
+h28=(--dataset mnist --model mlp --batch 96 --set wd=5e-5 --epochs 10 --limit 9000)
+h29=(--dataset fashion-mnist --model logreg --batch 128 --set wd=5e-5 --epochs 8 --jobs 1)
 
 # unconfirmed_rollback RUN: whether the run's replay rolls back to a copy
 # the candidate protocol would not have kept: after its last window that
