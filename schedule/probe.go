@@ -77,6 +77,11 @@ const ReasonEndsOnOutlier = "ends on outlier"
 // rollback goes back to the copy kept before it.
 const ReasonCandidateOutlier = "outlier at copy"
 
+// ReasonRetry is, with [TailConfig.ProbeRetry], the Reason of a [KindProbe]
+// event whose window was rejected on its mean, with no outlier, for the
+// first time at its rate: the rate gets a second window.
+const ReasonRetry = "retry"
+
 // probeWindow is the probe's window W.
 func (c TailConfig) probeWindow() int {
 	return max(2, int(math.Round(probeShare*float64(c.Steps))))
@@ -95,6 +100,9 @@ type probeState struct {
 	// Cand, with ProbeRollback: the last step asked for a candidate copy
 	// ([Result.Save]), which this step's loss confirms or not.
 	Cand bool `json:",omitempty"`
+	// Retry, with ProbeRetry: the rate under test had a window rejected on
+	// its mean, and the current window is its second.
+	Retry bool `json:",omitempty"`
 	// Rates, with ProbeSettle and before the probe starts: the warm-up's
 	// rate before the first step and after each step since, the last W + 1.
 	Rates []float64 `json:",omitempty"`
@@ -156,11 +164,12 @@ func (p *probeState) start(lr float64) {
 }
 
 // end closes step k, whose loss was loss, at the rate under test; last is
-// true at the latest step the decay may begin. It returns the step's events
-// and, when the probe is over, the rate the decay begins from and whether
-// the rate under test failed (a rejected window or outliers), as opposed
-// to running out of budget.
-func (p *probeState) end(k int, loss float64, w int, last bool) (evs []Event, done bool, from float64, failed bool) {
+// true at the latest step the decay may begin, and retry gives a rate
+// rejected on its mean a second window ([TailConfig.ProbeRetry]). It
+// returns the step's events and, when the probe is over, the rate the decay
+// begins from and whether the rate under test failed (a rejected window or
+// outliers), as opposed to running out of budget.
+func (p *probeState) end(k int, loss float64, w int, last, retry bool) (evs []Event, done bool, from float64, failed bool) {
 	if p.PN > 1 && loss > p.Prev+probeOutlier*p.Sd {
 		p.Hot++
 	} else {
@@ -168,7 +177,7 @@ func (p *probeState) end(k int, loss float64, w int, last bool) (evs []Event, do
 	}
 	if p.Hot >= probeHot {
 		evs = append(evs, Event{Step: k, Kind: KindProbe, Count: len(p.Win), Mean: loss, Prev: p.Prev, NewLR: p.LR, Reason: "outlier"})
-		p.On = false
+		p.On, p.Retry = false, false
 		return evs, true, p.OK, true
 	}
 	if len(p.Win) < w && !last {
@@ -177,12 +186,19 @@ func (p *probeState) end(k int, loss float64, w int, last bool) (evs []Event, do
 	m, sd, n := summary(p.Win)
 	accept := n >= w && (p.PN < 2 || m < p.Prev+probeZ*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
 	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: n, Mean: m, Prev: p.Prev, Accept: accept, NewLR: p.LR})
-	if accept {
-		p.OK, p.Prev, p.Sd, p.PN, p.LR = p.LR, m, sd, n, probeRaise*p.LR
-	}
 	p.Win = p.Win[:0]
+	if !accept && retry && !p.Retry && n >= w && !last {
+		// the first rejection at this rate, on its mean: one more window
+		// (two outliers in a row, above, still end the probe at once)
+		p.Retry = true
+		evs[len(evs)-1].Reason = ReasonRetry
+		return evs, false, 0, false
+	}
+	if accept {
+		p.OK, p.Prev, p.Sd, p.PN, p.LR, p.Retry = p.LR, m, sd, n, probeRaise*p.LR, false
+	}
 	if !accept || last {
-		p.On = false
+		p.On, p.Retry = false, false
 		return evs, true, p.OK, !accept && n >= w
 	}
 	return evs, false, 0, false

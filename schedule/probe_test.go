@@ -112,6 +112,147 @@ func TestProbeTrace(t *testing.T) {
 	}
 }
 
+// TestProbeRetry: a trace table of ProbeRetry. After the windows of
+// TestProbeTrace's start (mean 1), 0.9 is accepted at 2α_s; 1.1 is rejected
+// at 4α_s and retried at the same rate, against the same accepted window;
+// 0.95 is accepted there, within the margin of 0.9; 1.1 is rejected at 8α_s,
+// retried, and rejected again: the rate fails, and the decay begins from
+// 4α_s after step 70. With the rollback, a retried window makes no copy
+// and the failure rolls back to the copy of the window accepted at 0.95.
+func TestProbeRetry(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Tail.Probe, c.Tail.ProbeRetry = true, true
+	c.ForceSwitchAt = 20
+	var losses []float64
+	for range 2 {
+		losses = append(losses, window(1, 10)...)
+	}
+	for _, m := range []float64{0.9, 1.1, 0.95, 1.1, 1.1} {
+		losses = append(losses, window(m, 10)...)
+	}
+	for range 130 {
+		losses = append(losses, 0.5)
+	}
+	type row struct {
+		step   int
+		accept bool
+		mean   float64
+		reason string
+	}
+	want := []row{{20, true, 1, "start"}, {30, true, 0.9, ""}, {40, false, 1.1, schedule.ReasonRetry},
+		{50, true, 0.95, ""}, {60, false, 1.1, schedule.ReasonRetry}, {70, false, 1.1, ""}}
+	for _, rollback := range []bool{false, true} {
+		c.Tail.ProbeEarly, c.Tail.ProbeRollback = rollback, rollback
+		c.ForceSwitchAt = 20
+		if rollback {
+			c.ForceSwitchAt = 100 // the early probe starts after W = 10 steps: the same windows without the first 10 steps
+		}
+		shift := 0
+		if rollback {
+			shift = 10
+		}
+		s := mustNewTail(t, c)
+		var as float64
+		var probes []schedule.Event
+		var decay schedule.Event
+		var saves, rollbacks []int
+		for i, f := range losses[shift:] {
+			k := i + 1
+			res := stepLoss(t, s, f)
+			for _, e := range res.Events {
+				switch e.Kind {
+				case schedule.KindProbe:
+					probes = append(probes, e)
+				case schedule.KindDecay:
+					decay = e
+				}
+			}
+			if res.Save {
+				saves = append(saves, k)
+			}
+			if res.Rollback {
+				rollbacks = append(rollbacks, k)
+			}
+			if k == 20-shift {
+				as = res.NextLR / 2
+			}
+			var mult float64
+			switch j := k + shift; {
+			case j <= 20 || j > 70:
+				continue
+			case j <= 30:
+				mult = 2
+			case j <= 50:
+				mult = 4
+			default:
+				mult = 8
+			}
+			if math.Abs(res.LR-mult*as) > 1e-12*as {
+				t.Fatalf("rollback %v, step %d: α = %v, want %vα_s (α_s = %v)", rollback, k, res.LR, mult, as)
+			}
+		}
+		if len(probes) != len(want) {
+			t.Fatalf("rollback %v: probe events %+v, want %d", rollback, probes, len(want))
+		}
+		for i, w := range want {
+			e := probes[i]
+			if e.Step != w.step-shift || e.Accept != w.accept || math.Abs(e.Mean-w.mean) > 1e-12 || e.Reason != w.reason {
+				t.Errorf("rollback %v: probe event %d: %+v, want %+v (steps %d sooner)", rollback, i, e, w, shift)
+			}
+		}
+		from, reason := 4*as, "probe"
+		if rollback {
+			from, reason = 2*as, "rollback" // the early probe backs off one level
+			if want := []int{10, 20, 40}; !reflect.DeepEqual(saves, want) || !reflect.DeepEqual(rollbacks, []int{60}) {
+				t.Errorf("Saves at %v, want %v; Rollbacks at %v, want [60]", saves, want, rollbacks)
+			}
+		}
+		if decay.Step != 70-shift || math.Abs(decay.NewLR-from) > 1e-12*as || decay.Reason != reason {
+			t.Errorf("rollback %v: decay %+v, want after step %d from %v with reason %q", rollback, decay, 70-shift, from, reason)
+		}
+	}
+	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = false, false, false
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeRetry = true: needs Probe (--set probe=1)") {
+		t.Errorf("ProbeRetry without Probe: err = %v", err)
+	}
+}
+
+// TestProbeRetryResume: a snapshot taken on a retried rate's second window
+// resumes it, and one that claims a retry without ProbeRetry is refused.
+func TestProbeRetryResume(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Tail.Probe, c.Tail.ProbeRetry = true, true
+	c.ForceSwitchAt = 20
+	fs := append(append(window(1, 20), window(0.9, 10)...), window(1.1, 15)...)
+	s := mustNewTail(t, c)
+	for _, f := range fs {
+		stepLoss(t, s, f)
+	}
+	data := marshal(t, s)
+	r, err := schedule.Restore(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 46; k <= 50; k++ { // the second window at 4α_s is rejected too
+		want, got := stepLoss(t, s, 1.1), stepLoss(t, r, 1.1)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: resumed %+v, uninterrupted %+v", k, got, want)
+		}
+		if k == 50 && (len(want.Events) != 2 || want.Events[1].Kind != schedule.KindDecay) {
+			t.Errorf("step 50: events %+v, want the rejection and the decay", want.Events)
+		}
+	}
+	bad := strings.Replace(string(data), `"ProbeRetry":true`, `"ProbeRetry":false`, 1)
+	if bad == string(data) {
+		t.Fatalf("the snapshot %s has no ProbeRetry field to change", data)
+	}
+	if _, err := schedule.Restore([]byte(bad)); err == nil || !strings.Contains(err.Error(), "second window") {
+		t.Errorf("a retry without ProbeRetry: err = %v", err)
+	}
+}
+
 // TestProbeOutlier: two losses in a row more than 4 standard deviations of a
 // step above the accepted window's mean end the probe at the second, back
 // to the last accepted rate: here α_s, since the first window never
@@ -437,6 +578,16 @@ func TestProbeRollbackSuite(t *testing.T) {
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 }
 
+// TestProbeRetrySuite: the probe with every switch and the retry passes the
+// shared suite.
+func TestProbeRetrySuite(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail = c.Tail.WithProbe()
+	c.Tail.ProbeRetry = true
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}
+
 // stepCap runs one step of s with the mini-batch loss f, where a line-search
 // trial passes (at f − 10η) only at η ≤ cap, and the update statistics are
 // zero: SSLS's rate rises by 1 + γ a step until 2α exceeds cap, and then
@@ -566,7 +717,7 @@ func TestSalsaProbe(t *testing.T) {
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
 		}
 	}
-	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "nmin", "gamma"} {
+	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "nmin", "gamma"} {
 		if !schedule.KeyApplies(k, "salsa-probe") {
 			t.Errorf("--set %s does not apply to salsa-probe", k)
 		}

@@ -215,7 +215,9 @@ type Event struct {
 	// mean Prev; Reason "start", "outlier" (two in a row ended the probe),
 	// [ReasonEndsOnOutlier] (accepted, its last step an outlier),
 	// [ReasonCandidateOutlier] (Count 1: the loss at the copy of the last
-	// accepted window, an outlier, at the rate NewLR that reached it) or "".
+	// accepted window, an outlier, at the rate NewLR that reached it),
+	// [ReasonRetry] (rejected on its mean, the rate tried for one more
+	// window) or "".
 	Prev   float64
 	Accept bool // the window is not significantly worse: the rate stays, and doubles
 

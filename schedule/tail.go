@@ -46,6 +46,16 @@ type TailConfig struct {
 	// from a small lr0 with a short budget the climb takes most of the
 	// budget (held-out H10, docs/parity).
 	ProbeSettle bool
+	// ProbeRetry, with Probe: a rate whose window is rejected on its mean
+	// gets one more window at the same rate, compared with
+	// the same accepted window, and fails only if that one is rejected too
+	// (its first window's event has Reason [ReasonRetry]). A rate raised ×2
+	// can raise the loss for a few steps before it lowers it, and one
+	// window cannot tell that from a rate that is too high: on held-out
+	// lstms (docs/parity) such rejections at a quarter of the tuned rate
+	// began the decay at a thirtieth of it. Outliers end the probe as
+	// before.
+	ProbeRetry bool
 }
 
 // WithProbe is c with the rate probe on, started early once SSLS has
@@ -83,6 +93,9 @@ func (c TailConfig) Validate() error {
 	}
 	if c.ProbeSettle && !c.ProbeEarly {
 		return &FieldError{"TailConfig.ProbeSettle", c.ProbeSettle, "needs ProbeEarly (--set probe_early=1)"}
+	}
+	if c.ProbeRetry && !c.Probe {
+		return &FieldError{"TailConfig.ProbeRetry", c.ProbeRetry, "needs Probe (--set probe=1)"}
 	}
 	return nil
 }
@@ -297,7 +310,7 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
 		cand, rate := t.probe.Cand, t.probe.OK
-		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart())
+		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeRetry)
 		if cand {
 			// this step's loss is the loss at the candidate copy: keep it
 			// unless it is an outlier (docs/parity: an H17 run diverged
@@ -410,6 +423,9 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 		}
 		if st.Probe.Cand && !(cfg.ProbeRollback && st.Probe.On) {
 			return errors.New("schedule: snapshot of tail: a candidate copy without a running probe with TailConfig.ProbeRollback")
+		}
+		if st.Probe.Retry && !(cfg.ProbeRetry && st.Probe.On) {
+			return errors.New("schedule: snapshot of tail: a rate on its second window without a running probe with TailConfig.ProbeRetry")
 		}
 		n.probe = *st.Probe
 	}

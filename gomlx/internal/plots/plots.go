@@ -529,9 +529,11 @@ func ownStepName(method string) string {
 // step was an outlier, after which the rollback's copy of the parameters
 // was not renewed, has a mark of its own, and so does the step after a
 // kept window whose loss, at the candidate copy, was an outlier, so that
-// the candidate was not kept. It returns the rates marked.
+// the candidate was not kept, and so does a window rejected on its mean
+// whose rate was tried for one more window (probe_retry). It returns the
+// rates marked.
 func (f *fig) addProbe(r *run) []float64 {
-	var sx, sy, kx, ky, ox, oy, cx, cy, fx, fy []float64
+	var sx, sy, kx, ky, ox, oy, cx, cy, rx, ry, fx, fy []float64
 	for _, e := range r.events {
 		switch {
 		case e.Kind != schedule.KindProbe:
@@ -541,6 +543,8 @@ func (f *fig) addProbe(r *run) []float64 {
 			ox, oy = append(ox, float64(e.Step)), append(oy, e.NewLR)
 		case e.Reason == schedule.ReasonCandidateOutlier:
 			cx, cy = append(cx, float64(e.Step)), append(cy, e.NewLR)
+		case e.Reason == schedule.ReasonRetry:
+			rx, ry = append(rx, float64(e.Step)), append(ry, e.NewLR)
 		case e.Accept:
 			kx, ky = append(kx, float64(e.Step)), append(ky, e.NewLR)
 		default:
@@ -556,6 +560,7 @@ func (f *fig) addProbe(r *run) []float64 {
 		{"probe window (%d): rate kept", kx, ky, draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
 		{"probe window (%d): rate kept, outlier last: no copy", ox, oy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe (%d): outlier at the window's copy: not kept", cx, cy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
+		{"probe window (%d): rejected, rate tried again", rx, ry, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
 	} {
 		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
@@ -566,7 +571,7 @@ func (f *fig) addProbe(r *run) []float64 {
 			f.scatter(name, pts, m.glyph)
 		}
 	}
-	return slices.Concat(sy, ky, oy, cy, fy)
+	return slices.Concat(sy, ky, oy, cy, ry, fy)
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the

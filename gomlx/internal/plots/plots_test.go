@@ -947,6 +947,23 @@ func TestPlotProbe(t *testing.T) {
 			break
 		}
 	}
+	// a failed window retried at the same rate (probe_retry) has its own
+	// mark, apart from the failed ones
+	for i, e := range r.events {
+		if e.Kind == schedule.KindProbe && !e.Accept && e.Reason == "" {
+			r.events[i].Reason = schedule.ReasonRetry
+			got := map[string]plotter.XYs{}
+			for _, c := range lrPlot(r).data {
+				got[c.name] = c.pts
+			}
+			if want := (plotter.XYs{{X: float64(e.Step), Y: e.NewLR}}); !slices.Equal(got["probe window (1): rejected, rate tried again"], want) ||
+				got[fmt.Sprintf("probe window (%d): rate failed", len(failed))] != nil {
+				t.Errorf("a retried window: want it marked %v apart from the failed ones (figure's series: %v)", want, got)
+			}
+			r.events[i].Reason = ""
+			break
+		}
+	}
 	wantLabel := fmt.Sprintf("decay to 0 from %.3g, %s (step %d)", decay.NewLR, decay.Reason, decay.Step)
 	var labels []string
 	for _, r := range f.labelled {
