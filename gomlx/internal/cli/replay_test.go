@@ -186,7 +186,7 @@ func trainRun(t *testing.T, method string) string {
 		val = &train.Split{X: all.X[n*d:], Y: all.Y[n:], Dim: d, Labels: 3}
 	}
 	dir := t.TempDir()
-	if _, err := train.Run(context.Background(), p, dir, false, 0, tr, val, test, nil, nil); err != nil {
+	if _, err := train.Run(context.Background(), p, dir, nil, 0, tr, val, test, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -184,12 +184,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "warning: this salsa binary was built without GOEXPERIMENT=simd: GoMLX's kernels run about 17× slower (build with GOEXPERIMENT=simd and Go 1.27)")
 	}
 	var p *train.Plan
+	var ck *train.Checkpoint
 	if *resume {
-		ck, err := train.ReadCheckpoint(*out)
-		if err != nil {
+		var err error
+		if ck, err = train.ReadCheckpoint(*out); err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}
-		p = &ck.Plan
+		pl := ck.Plan // a copy: --epochs may lengthen the run, which Run writes to run.json
+		p = &pl
 		if err := resumeFlags(fs, o, drops, sets, p, ck, *out, stderr); err != nil {
 			return err
 		}
@@ -254,7 +256,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		stop()
 		return err
 	}
-	res, err := train.Run(ctx, p, *out, *resume, *maxSteps, tr, val, test, progress, stderr)
+	res, err := train.Run(ctx, p, *out, ck, *maxSteps, tr, val, test, progress, stderr)
 	stop()
 	if perr := stopProfile(); err == nil {
 		err = perr

@@ -72,7 +72,8 @@ type Job struct {
 
 	plan   *train.Plan
 	state  state
-	failed string // why it failed before (failed.txt), or now
+	ck     *train.Checkpoint // stateResume: the checkpoint findState read, which the run goes on from
+	failed string            // why it failed before (failed.txt), or now
 	Result *RunResult
 }
 
@@ -346,7 +347,7 @@ func (g *Grid) findState(j *Job) error {
 	if ck.Epoch > ck.Plan.Options.Epochs {
 		j.state = stateDone
 	} else {
-		j.state = stateResume
+		j.state, j.ck = stateResume, ck
 	}
 	return nil
 }
@@ -530,7 +531,8 @@ func (g *Grid) runJob(ctx context.Context, j *Job, pr *Progress) (*train.Result,
 	p := j.plan
 	pr.begin(j)
 	progress := func(epoch, pos int, _ schedule.Result, _ float64) { pr.step(j, epoch, p.Options.Epochs) }
-	res, err := train.Run(ctx, p, j.Dir, j.state == stateResume, g.Cfg.MaxSteps, tr, val, test, progress, logf)
+	res, err := train.Run(ctx, p, j.Dir, j.ck, g.Cfg.MaxSteps, tr, val, test, progress, logf)
+	j.ck = nil // the engine holds what it needs
 	if err != nil {
 		j.failed = err.Error()
 		fmt.Fprintln(logf, "failed: "+j.failed)

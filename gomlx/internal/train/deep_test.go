@@ -86,7 +86,7 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 				return p
 			}
 			full := t.TempDir()
-			want, err := Run(context.Background(), mk(), full, false, 0, c.train, c.val, c.test, nil, nil)
+			want, err := Run(context.Background(), mk(), full, nil, 0, c.train, c.val, c.test, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 			}
 			for _, stop := range c.stops {
 				dir := t.TempDir()
-				r, err := Run(context.Background(), mk(), dir, false, stop, c.train, c.val, c.test, nil, nil)
+				r, err := Run(context.Background(), mk(), dir, nil, stop, c.train, c.val, c.test, nil, nil)
 				if err != nil || !r.Stopped || r.Steps != stop {
 					t.Fatalf("stop at %d: %+v, %v", stop, r, err)
 				}
@@ -117,7 +117,7 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Run(context.Background(), &ck.Plan, dir, true, 0, c.train, c.val, c.test, nil, nil)
+				got, err := Run(context.Background(), &ck.Plan, dir, ck, 0, c.train, c.val, c.test, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

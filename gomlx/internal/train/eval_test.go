@@ -67,7 +67,7 @@ func TestEvaluateCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			if _, err := Run(context.Background(), p, dir, false, 0, tr, val, test, nil, nil); err != nil {
+			if _, err := Run(context.Background(), p, dir, nil, 0, tr, val, test, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			before, err := os.ReadFile(filepath.Join(dir, "checkpoint.gob"))

@@ -244,13 +244,15 @@ type Result struct {
 	Interrupted       bool // stopped because ctx was done (a signal)
 }
 
-// Run trains according to p from scratch, or from the checkpoint in out when
-// resume is true. progress, if not nil, is called after each step.
+// Run trains according to p from scratch, or, when from is not nil, from
+// that checkpoint of the run in out (ReadCheckpoint; p may give the run more
+// epochs than from.Plan, and run.json is then updated). progress, if not
+// nil, is called after each step.
 //
 // When ctx is done (Ctrl-C), Run finishes the step in progress, writes the
 // checkpoint and the logs, and returns a Result with Stopped and
 // Interrupted set.
-func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, train, val, test *Split, progress func(epoch, pos int, res schedule.Result, loss float64), log io.Writer) (*Result, error) {
+func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps int, train, val, test *Split, progress func(epoch, pos int, res schedule.Result, loss float64), log io.Writer) (*Result, error) {
 	if train == nil || test == nil {
 		return nil, errors.New("train: the dataset needs a training and a test split")
 	}
@@ -271,10 +273,8 @@ func Run(ctx context.Context, p *Plan, out string, resume bool, maxSteps int, tr
 		return nil, fmt.Errorf("--method %s steps on a validation loss: the data has no validation split", p.Options.Method)
 	}
 	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: p.LogsStepSize()}
-	if resume {
-		if ck, err = ReadCheckpoint(out); err != nil {
-			return nil, fmt.Errorf("--resume: %w", err)
-		}
+	if from != nil {
+		ck = from
 		if p.Options.Epochs < len(ck.Epochs) {
 			return nil, fmt.Errorf("--resume %s: --epochs %d: the run has completed %d epochs", out, p.Options.Epochs, len(ck.Epochs))
 		}

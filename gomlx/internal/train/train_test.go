@@ -101,7 +101,7 @@ func TestResumeIsBitExact(t *testing.T) {
 				val = &Split{X: train.X[p.NTrain*train.Dim:], Y: train.Y[p.NTrain:], Dim: train.Dim, Labels: 3}
 			}
 			full := t.TempDir()
-			want, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), full, false, 0, tr, val, test, nil, nil)
+			want, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), full, nil, 0, tr, val, test, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestResumeIsBitExact(t *testing.T) {
 			}
 			for _, stop := range stops {
 				dir := t.TempDir()
-				r, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), dir, false, stop, tr, val, test, nil, nil)
+				r, err := Run(context.Background(), plan(t, method, n, p.Options.Sets...), dir, nil, stop, tr, val, test, nil, nil)
 				if err != nil || !r.Stopped || r.Steps != stop {
 					t.Fatalf("stop at %d: %+v, %v", stop, r, err)
 				}
@@ -136,7 +136,7 @@ func TestResumeIsBitExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Run(context.Background(), &ck.Plan, dir, true, 0, tr, val, test, nil, nil)
+				got, err := Run(context.Background(), &ck.Plan, dir, ck, 0, tr, val, test, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -170,7 +170,7 @@ func TestNaNStopsAndKeepsCheckpoint(t *testing.T) {
 	hot := *sane
 	hot.Schedule.Cut.LR0, hot.Schedule.Cut.DropSteps = 1e38, nil
 	dir := t.TempDir()
-	_, err := Run(ctx, &hot, dir, false, 0, train, nil, test, nil, nil)
+	_, err := Run(ctx, &hot, dir, nil, 0, train, nil, test, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "step ") || !strings.Contains(err.Error(), "the training loss is") ||
 		!strings.Contains(err.Error(), "no checkpoint was written") || !strings.Contains(err.Error(), "smaller --lr0") {
 		t.Fatalf("err = %v, want the step, the non-finite loss, that no checkpoint exists and what to try", err)
@@ -182,7 +182,7 @@ func TestNaNStopsAndKeepsCheckpoint(t *testing.T) {
 	// infinite: the checkpoint of step 5 stays byte for byte, the message
 	// names it, and steps.csv.gz holds the 5 good steps.
 	dir = t.TempDir()
-	if r, err := Run(ctx, sane, dir, false, 5, train, nil, test, nil, nil); err != nil || !r.Stopped {
+	if r, err := Run(ctx, sane, dir, nil, 5, train, nil, test, nil, nil); err != nil || !r.Stopped {
 		t.Fatal(r, err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "checkpoint.gob"))
@@ -191,7 +191,11 @@ func TestNaNStopsAndKeepsCheckpoint(t *testing.T) {
 	for i := range bad.X {
 		bad.X[i] *= 1e36
 	}
-	_, err = Run(ctx, sane, dir, true, 0, &bad, nil, test, nil, nil)
+	ck, err := ReadCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, sane, dir, ck, 0, &bad, nil, test, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "step 6 ") || !strings.Contains(err.Error(), "checkpoint of step 5") {
 		t.Fatalf("err = %v, want step 6 and the checkpoint of step 5 named", err)
 	}
@@ -220,14 +224,14 @@ func TestInterruptWritesCheckpoint(t *testing.T) {
 	train, test := synth(640, 24, 1), synth(200, 24, 2)
 	p := plan(t, "salsa", train.N())
 	full := t.TempDir()
-	want, err := Run(context.Background(), p, full, false, 0, train, nil, test, nil, nil)
+	want, err := Run(context.Background(), p, full, nil, 0, train, nil, test, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	steps := 0
-	r, err := Run(ctx, plan(t, "salsa", train.N()), dir, false, 0, train, nil, test, func(int, int, schedule.Result, float64) {
+	r, err := Run(ctx, plan(t, "salsa", train.N()), dir, nil, 0, train, nil, test, func(int, int, schedule.Result, float64) {
 		if steps++; steps == 30 {
 			cancel()
 		}
@@ -239,7 +243,7 @@ func TestInterruptWritesCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Run(context.Background(), &ck.Plan, dir, true, 0, train, nil, test, nil, nil)
+	got, err := Run(context.Background(), &ck.Plan, dir, ck, 0, train, nil, test, nil, nil)
 	if err != nil || got.TestLoss != want.TestLoss || got.Steps != want.Steps {
 		t.Fatalf("resumed: %+v, %v; uninterrupted %+v", got, err, want)
 	}
@@ -382,7 +386,7 @@ func TestCheckpointIsBounded(t *testing.T) {
 	sizeAt := func(epochs int) (int64, *Checkpoint, string) {
 		p := plan(t, "shb-hand", train.N())
 		dir := t.TempDir()
-		if _, err := Run(context.Background(), p, dir, false, epochs*p.StepsPerEpoch, train, nil, test, nil, nil); err != nil {
+		if _, err := Run(context.Background(), p, dir, nil, epochs*p.StepsPerEpoch, train, nil, test, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		st, err := os.Stat(filepath.Join(dir, "checkpoint.gob"))
@@ -411,7 +415,7 @@ func TestCheckpointIsBounded(t *testing.T) {
 
 	p := plan(t, "shb-hand", train.N())
 	dir := t.TempDir()
-	if _, err := Run(context.Background(), p, dir, false, p.StepsPerEpoch+7, train, nil, test, nil, nil); err != nil {
+	if _, err := Run(context.Background(), p, dir, nil, p.StepsPerEpoch+7, train, nil, test, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := trace.ReadTraceFile(filepath.Join(dir, "steps.csv.gz"))
@@ -425,7 +429,7 @@ func TestCheckpointIsBounded(t *testing.T) {
 	if err := os.Truncate(filepath.Join(dir, "events.csv"), 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), &ck.Plan, dir, true, 0, train, nil, test, nil, nil); err == nil ||
+	if _, err := Run(context.Background(), &ck.Plan, dir, ck, 0, train, nil, test, nil, nil); err == nil ||
 		!strings.Contains(err.Error(), "events.csv has 3 bytes") {
 		t.Errorf("resume with a shortened events.csv: %v, want an error naming it", err)
 	}
