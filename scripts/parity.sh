@@ -21,6 +21,8 @@
 # clean: the ten-seed runs (seeds-h5, -h10, -h11, -h13) that change run again;
 # heldout6: the sixth, docs/parity/heldout6.md, salsa-probe with the copy kept only once the next loss confirms it; heldout6-peers: Schedule-Free AdamW;
 # confirm: the ten-seed runs (seeds-h4-method, -h9, -h14, -h17) that change run again;
+# heldout7: the seventh, docs/parity/heldout7.md, salsa-probe; heldout7-retry: with probe_retry=1; heldout7-peers: Schedule-Free AdamW;
+# retry: probe_retry=1 over ten seeds on the tasks seen before it, the runs it cannot alter copied, into runs/parity/retry-TASK;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
@@ -290,15 +292,19 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers)
-		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, and heldout6.md,
-		# written before the copy became a candidate to confirm; each before any of its tasks was run
-		set=${part%-peers} hs=(17 18 19 20)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry)
+		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
+		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
+		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs
+		set=${part%-peers} set=${set%-retry} hs=(17 18 19 20)
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
+		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
 		for h in "${hs[@]}"; do
 			declare -n args=h$h
 			if [ "$part" = "$set" ]; then
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
+			elif [ "$part" = heldout7-retry ]; then
+				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			else
 				PEERS=1 parity $set-h$h-peers parity/$set-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			fi
@@ -332,6 +338,19 @@ for part in "${parts[@]}"; do
 				fi
 			done
 			SEEDS=10 parity confirm-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $from)"
+		done
+		;;
+	retry) # after heldout7.md: probe_retry=1 over ten seeds on the tasks seen before, into runs/parity/retry-TASK, beside the
+		# tuned runs of the latest ten-seed directory of each task (H1, H7, H16 and H20 have no window rejected on its mean: unchanged)
+		for t in h19 h22 h10 h13 h8 lstm mlp h14 h17 cnn h21 h9 h4 h5 h3 h6 h11 h15 h18 h23 h2 h12 h24 logreg logreg-wd0; do
+			from=seeds-$t
+			case $t in h4 | h9 | h14 | h17) from=confirm-$t ;; h5 | h10 | h11 | h13) from=clean-$t ;; esac
+			case $t in
+			mlp) args=("${mlptask[@]}") ;; cnn) args=("${cnn[@]}") ;; lstm) args=("${lstm[@]}") ;;
+			logreg) args=("${logregtask[@]}") ;; logreg-wd0) args=("${logregtask[@]}" --set wd=0) ;;
+			*) declare -n a=$t; args=("${a[@]}") ;;
+			esac
+			SEEDS=10 parity retry-$t parity/$from --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $from)"
 		done
 		;;
 	settle) # post hoc: the rollback method with probe_settle=1 on tasks seen before, beside shb-hand at its tuned lr and a neighbour
