@@ -78,8 +78,8 @@ const ReasonEndsOnOutlier = "ends on outlier"
 const ReasonCandidateOutlier = "outlier at copy"
 
 // ReasonRetry is, with [TailConfig.ProbeRetry], the Reason of a [KindProbe]
-// event whose window was rejected on its mean, with no outlier, for the
-// first time at its rate: the rate gets a second window.
+// event whose window was rejected on its mean for the first time at its
+// rate: the rate gets a second window.
 const ReasonRetry = "retry"
 
 // probeWindow is the probe's window W.
