@@ -213,9 +213,7 @@ func TestProbeRetry(t *testing.T) {
 		}
 	}
 	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = false, false, false
-	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeRetry = true: needs Probe (--set probe=1)") {
-		t.Errorf("ProbeRetry without Probe: err = %v", err)
-	}
+	wantRefused(t, c, "TailConfig.ProbeRetry = true: needs Probe (--set probe=1)")
 }
 
 // TestProbeRetryResume: a snapshot taken on a retried rate's second window
@@ -315,9 +313,7 @@ func TestProbeSuite(t *testing.T) {
 	c.ForceSwitchAt = 30
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 	c.Tail.FromSwitch = false
-	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.Probe = true: needs FromSwitch (--set decay_from_switch=1)") {
-		t.Errorf("Probe without FromSwitch: err = %v", err)
-	}
+	wantRefused(t, c, "TailConfig.Probe = true: needs FromSwitch (--set decay_from_switch=1)")
 }
 
 // earlyConfig is salsa-budget with the probe started early, T = 200 steps
@@ -373,9 +369,7 @@ func TestProbeEarly(t *testing.T) {
 		t.Errorf("next α = %v, want %v", res.NextLR, as)
 	}
 	c.Tail.Probe = false
-	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeEarly = true: needs Probe (--set probe=1)") {
-		t.Errorf("ProbeEarly without Probe: err = %v", err)
-	}
+	wantRefused(t, c, "TailConfig.ProbeEarly = true: needs Probe (--set probe=1)")
 }
 
 // TestProbeEarlySuite: the early probe passes the shared suite.
@@ -530,9 +524,7 @@ func TestProbeRollback(t *testing.T) {
 	check("budget", fs, want)
 
 	c.Tail.Probe, c.Tail.ProbeEarly = false, false
-	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeRollback = true: needs Probe (--set probe=1)") {
-		t.Errorf("ProbeRollback without Probe: err = %v", err)
-	}
+	wantRefused(t, c, "TailConfig.ProbeRollback = true: needs Probe (--set probe=1)")
 }
 
 // TestProbeRollbackResume: a snapshot taken between a Save and the step
@@ -586,6 +578,15 @@ func TestProbeRetrySuite(t *testing.T) {
 	c.Tail = c.Tail.WithProbe()
 	c.Tail.ProbeRetry = true
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}
+
+// wantRefused checks that salsa-budget refuses c with an error that says
+// want.
+func wantRefused(t *testing.T, c schedule.Config, want string) {
+	t.Helper()
+	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("salsa-budget: err = %v, want %q", err, want)
+	}
 }
 
 // stepCap runs one step of s with the mini-batch loss f, where a line-search
@@ -654,9 +655,7 @@ func TestProbeSettle(t *testing.T) {
 		t.Errorf("α_s = %v, want SSLS's settled rate, in (0.25, 1]", r)
 	}
 	c.Tail.ProbeEarly = false
-	if _, err := schedule.New("salsa-budget", c); err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeSettle = true: needs ProbeEarly (--set probe_early=1)") {
-		t.Errorf("ProbeSettle without ProbeEarly: err = %v", err)
-	}
+	wantRefused(t, c, "TailConfig.ProbeSettle = true: needs ProbeEarly (--set probe_early=1)")
 }
 
 // TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
