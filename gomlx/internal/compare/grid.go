@@ -72,8 +72,7 @@ type Job struct {
 
 	plan   *train.Plan
 	state  state
-	ck     *train.Checkpoint // stateResume: the checkpoint findState read, which the run goes on from
-	failed string            // why it failed before (failed.txt), or now
+	failed string // why it failed before (failed.txt), or now
 	Result *RunResult
 }
 
@@ -347,7 +346,7 @@ func (g *Grid) findState(j *Job) error {
 	if ck.Epoch > ck.Plan.Options.Epochs {
 		j.state = stateDone
 	} else {
-		j.state, j.ck = stateResume, ck
+		j.state = stateResume
 	}
 	return nil
 }
@@ -531,8 +530,16 @@ func (g *Grid) runJob(ctx context.Context, j *Job, pr *Progress) (*train.Result,
 	p := j.plan
 	pr.begin(j)
 	progress := func(epoch, pos int, _ schedule.Result, _ float64) { pr.step(j, epoch, p.Options.Epochs) }
-	res, err := train.Run(ctx, p, j.Dir, j.ck, g.Cfg.MaxSteps, tr, val, test, progress, logf)
-	j.ck = nil // the engine holds what it needs
+	// a run to resume reads its checkpoint again here rather than keep the
+	// one findState read: a grid of interrupted runs would hold all of them
+	var from *train.Checkpoint
+	if j.state == stateResume {
+		from, err = train.ReadCheckpoint(j.Dir)
+	}
+	var res *train.Result
+	if err == nil {
+		res, err = train.Run(ctx, p, j.Dir, from, g.Cfg.MaxSteps, tr, val, test, progress, logf)
+	}
 	if err != nil {
 		j.failed = err.Error()
 		fmt.Fprintln(logf, "failed: "+j.failed)
