@@ -56,7 +56,9 @@ type TailConfig struct {
 	// tuned rate is 100, was rejected for a mean of 3.39 against 3.35, and
 	// the decay began from 7.7 (docs/parity). It is not in salsa-probe:
 	// over ten seeds it raised the level where it was too low and where it
-	// was already too high alike.
+	// was already too high alike, and since each accepted window is the
+	// next one's reference, a loss that crept up passed window by window
+	// (a held-out cnn run sat at chance for two epochs).
 	ProbeRetry bool
 }
 
