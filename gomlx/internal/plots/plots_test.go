@@ -413,6 +413,15 @@ func TestPlotPerplexity(t *testing.T) {
 	}
 }
 
+// curves returns a figure's series by legend name.
+func curves(f *fig) map[string]plotter.XYs {
+	got := map[string]plotter.XYs{}
+	for _, c := range f.data {
+		got[c.name] = c.pts
+	}
+	return got
+}
+
 // renderFig draws f alone as DrawRunTo does, on a canvas it returns.
 func renderFig(f *fig) *vgimg.Canvas {
 	c := vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(120))
@@ -896,10 +905,7 @@ func TestPlotProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := lrPlot(r)
-	got := map[string]plotter.XYs{}
-	for _, c := range f.data {
-		got[c.name] = c.pts
-	}
+	got := curves(f)
 	for name, want := range map[string]plotter.XYs{
 		"probe start: first rate tested":                           start,
 		fmt.Sprintf("probe window (%d): rate kept", len(kept)):     kept,
@@ -913,10 +919,7 @@ func TestPlotProbe(t *testing.T) {
 	for i, e := range r.events {
 		if e.Kind == schedule.KindProbe && e.Accept && e.Reason == "" {
 			r.events[i].Reason = schedule.ReasonEndsOnOutlier
-			got := map[string]plotter.XYs{}
-			for _, c := range lrPlot(r).data {
-				got[c.name] = c.pts
-			}
+			got := curves(lrPlot(r))
 			for name, want := range map[string]plotter.XYs{
 				fmt.Sprintf("probe window (%d): rate kept", len(kept)-1): slices.DeleteFunc(slices.Clone(kept), func(p plotter.XY) bool { return p.X == float64(e.Step) }),
 				"probe window (1): rate kept, outlier last: no copy":     {{X: float64(e.Step), Y: e.NewLR}},
@@ -931,10 +934,7 @@ func TestPlotProbe(t *testing.T) {
 			c := schedule.Event{Step: e.Step + 1, Kind: schedule.KindProbe, Count: 1, Mean: 10, Prev: e.Mean, Accept: true,
 				NewLR: e.NewLR, Reason: schedule.ReasonCandidateOutlier}
 			r.events = slices.Insert(slices.Clone(r.events), i+1, c)
-			got = map[string]plotter.XYs{}
-			for _, c := range lrPlot(r).data {
-				got[c.name] = c.pts
-			}
+			got = curves(lrPlot(r))
 			for name, want := range map[string]plotter.XYs{
 				fmt.Sprintf("probe window (%d): rate kept", len(kept)): kept,
 				"probe (1): outlier at the window's copy: not kept":    {{X: float64(c.Step), Y: c.NewLR}},
@@ -952,10 +952,7 @@ func TestPlotProbe(t *testing.T) {
 	for i, e := range r.events {
 		if e.Kind == schedule.KindProbe && !e.Accept && e.Reason == "" {
 			r.events[i].Reason = schedule.ReasonRetry
-			got := map[string]plotter.XYs{}
-			for _, c := range lrPlot(r).data {
-				got[c.name] = c.pts
-			}
+			got := curves(lrPlot(r))
 			if want := (plotter.XYs{{X: float64(e.Step), Y: e.NewLR}}); !slices.Equal(got["probe window (1): rejected, rate tried again"], want) ||
 				got[fmt.Sprintf("probe window (%d): rate failed", len(failed))] != nil {
 				t.Errorf("a retried window: want it marked %v apart from the failed ones (figure's series: %v)", want, got)
@@ -1018,13 +1015,6 @@ func TestPlotOwnStep(t *testing.T) {
 	if err := errors.Join(tw.Flush(), zw.Close(), os.WriteFile(filepath.Join(own, StepsFile), tr.Bytes(), 0o644),
 		os.WriteFile(filepath.Join(own, RunFile), []byte(`{"plan": {"options": {"method": "prodigy"}}}`), 0o644)); err != nil {
 		t.Fatal(err)
-	}
-	curves := func(f *fig) map[string]plotter.XYs {
-		got := map[string]plotter.XYs{}
-		for _, c := range f.data {
-			got[c.name] = c.pts
-		}
-		return got
 	}
 	r, err := loadRun(own)
 	if err != nil {
