@@ -60,14 +60,7 @@ func TestProbeTrace(t *testing.T) {
 	for i, f := range losses {
 		k := i + 1
 		res := stepLoss(t, s, f)
-		for _, e := range res.Events {
-			switch e.Kind {
-			case schedule.KindProbe:
-				probes = append(probes, e)
-			case schedule.KindDecay:
-				decays = append(decays, e)
-			}
-		}
+		probes, decays = byKind(res.Events, probes, decays)
 		if k == 20 {
 			as = res.NextLR / 2
 		}
@@ -123,7 +116,6 @@ func TestProbeRetry(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(200, 0)
 	c.Tail.Probe, c.Tail.ProbeRetry = true, true
-	c.ForceSwitchAt = 20
 	var losses []float64
 	for range 2 {
 		losses = append(losses, window(1, 10)...)
@@ -144,30 +136,20 @@ func TestProbeRetry(t *testing.T) {
 		{50, true, 0.95, ""}, {60, false, 1.1, schedule.ReasonRetry}, {70, false, 1.1, ""}}
 	for _, rollback := range []bool{false, true} {
 		c.Tail.ProbeEarly, c.Tail.ProbeRollback = rollback, rollback
+		shift := 0
 		c.ForceSwitchAt = 20
 		if rollback {
-			c.ForceSwitchAt = 100 // the early probe starts after W = 10 steps: the same windows without the first 10 steps
-		}
-		shift := 0
-		if rollback {
-			shift = 10
+			// the early probe starts after W = 10 steps: the same windows without the first 10 steps
+			c.ForceSwitchAt, shift = 100, 10
 		}
 		s := mustNewTail(t, c)
 		var as float64
-		var probes []schedule.Event
-		var decay schedule.Event
+		var probes, decays []schedule.Event
 		var saves, rollbacks []int
 		for i, f := range losses[shift:] {
 			k := i + 1
 			res := stepLoss(t, s, f)
-			for _, e := range res.Events {
-				switch e.Kind {
-				case schedule.KindProbe:
-					probes = append(probes, e)
-				case schedule.KindDecay:
-					decay = e
-				}
-			}
+			probes, decays = byKind(res.Events, probes, decays)
 			if res.Save {
 				saves = append(saves, k)
 			}
@@ -208,8 +190,8 @@ func TestProbeRetry(t *testing.T) {
 				t.Errorf("Saves at %v, want %v; Rollbacks at %v, want [60]", saves, want, rollbacks)
 			}
 		}
-		if decay.Step != 70-shift || math.Abs(decay.NewLR-from) > 1e-12*as || decay.Reason != reason {
-			t.Errorf("rollback %v: decay %+v, want after step %d from %v with reason %q", rollback, decay, 70-shift, from, reason)
+		if len(decays) != 1 || decays[0].Step != 70-shift || math.Abs(decays[0].NewLR-from) > 1e-12*as || decays[0].Reason != reason {
+			t.Errorf("rollback %v: decays %+v, want one after step %d from %v with reason %q", rollback, decays, 70-shift, from, reason)
 		}
 	}
 	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = false, false, false
@@ -578,6 +560,20 @@ func TestProbeRetrySuite(t *testing.T) {
 	c.Tail = c.Tail.WithProbe()
 	c.Tail.ProbeRetry = true
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}
+
+// byKind appends the probe events of evs to probes and the decay events to
+// decays.
+func byKind(evs, probes, decays []schedule.Event) ([]schedule.Event, []schedule.Event) {
+	for _, e := range evs {
+		switch e.Kind {
+		case schedule.KindProbe:
+			probes = append(probes, e)
+		case schedule.KindDecay:
+			decays = append(decays, e)
+		}
+	}
+	return probes, decays
 }
 
 // wantRefused checks that salsa-budget refuses c with an error that says
