@@ -150,6 +150,23 @@ h27=(--dataset tinyshakespeare --model lstm --batch 32 --set wd=2e-4 --epochs 15
 h28=(--dataset mnist --model mlp --batch 96 --set wd=5e-5 --epochs 10 --limit 9000)
 h29=(--dataset fashion-mnist --model logreg --batch 128 --set wd=5e-5 --epochs 8 --jobs 1)
 
+# task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
+# lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
+# array named after it (h1…h29).
+task_args() {
+	case $1 in
+	mlp) args=("${mlptask[@]}") ;;
+	cnn) args=("${cnn[@]}") ;;
+	lstm) args=("${lstm[@]}") ;;
+	logreg) args=("${logregtask[@]}") ;;
+	logreg-wd0) args=("${logregtask[@]}" --set wd=0) ;;
+	*)
+		local -n task=$1
+		args=("${task[@]}")
+		;;
+	esac
+}
+
 # unconfirmed_rollback RUN: whether the run's replay rolls back to a copy
 # the candidate protocol would not have kept: after its last window that
 # made a kept copy, the next loss was an outlier ("outlier at copy"), and the
@@ -253,7 +270,7 @@ for part in "${parts[@]}"; do
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
 		for h in 5 6 7 8; do
-			declare -n args=h$h
+			task_args h$h
 			[ $h = 8 ] && grid=(--grid shb-hand --lr0s 0.3,1,3,10)
 			case $part in
 			heldout2) parity heldout2-h$h - --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}" "${grid[@]}" ;;
@@ -269,7 +286,7 @@ for part in "${parts[@]}"; do
 	heldout3 | heldout3-peers) # docs/parity/heldout3.md, written before any of them was run
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
 		for h in 9 10 11 12; do
-			declare -n args=h$h
+			task_args h$h
 			lrs=$(written_lrs "${args[@]}")
 			if [ "$part" = heldout3 ]; then
 				widened heldout3-h$h $lrs --methods salsa-budget,shb-hand "${rb[@]}" "${args[@]}"
@@ -281,7 +298,7 @@ for part in "${parts[@]}"; do
 	heldout4 | heldout4-peers) # docs/parity/heldout4.md, written before probe_settle was made and before any of them was run
 		rb=(--set probe=1 --set probe_early=1 --set probe_rollback=1)
 		for h in 13 14 15 16; do
-			declare -n args=h$h
+			task_args h$h
 			lrs=$(written_lrs "${args[@]}")
 			if [ "$part" = heldout4 ]; then
 				# the method before probe_settle, then with it beside the same tuned runs
@@ -300,7 +317,7 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
 		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
 		for h in "${hs[@]}"; do
-			declare -n args=h$h
+			task_args h$h
 			if [ "$part" = "$set" ]; then
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
@@ -313,7 +330,7 @@ for part in "${parts[@]}"; do
 	clean) # after the change heldout5.md names: the ten-seed runs of salsa-probe with an accepted window ending on an outlier
 		# (their replay says so) run again, the others copied, as they are unchanged, into runs/parity/clean-TASK
 		for t in h5 h10 h11 h13; do
-			declare -n args=$t
+			task_args $t
 			mkdir -p runs/parity/clean-$t/runs
 			for r in runs/parity/seeds-$t/runs/*; do
 				[ -e "runs/parity/clean-$t/runs/$(basename "$r")" ] && continue
@@ -327,7 +344,7 @@ for part in "${parts[@]}"; do
 	confirm) # after the change heldout6.md names: the ten-seed runs of salsa-probe whose rollback put back a copy whose own
 		# loss was an outlier (unconfirmed_rollback) run again, the others copied, as they are unchanged, into runs/parity/confirm-TASK
 		for t in h4 h9 h14 h17; do
-			declare -n args=$t
+			task_args $t
 			from=seeds-$t
 			[ $t = h4 ] && from=seeds-h4-method
 			mkdir -p runs/parity/confirm-$t/runs
@@ -345,11 +362,7 @@ for part in "${parts[@]}"; do
 		for t in h19 h22 h10 h13 h8 lstm mlp h14 h17 cnn h21 h9 h4 h5 h3 h6 h11 h15 h18 h23 h2 h12 h24 logreg logreg-wd0; do
 			from=seeds-$t
 			case $t in h4 | h9 | h14 | h17) from=confirm-$t ;; h5 | h10 | h11 | h13) from=clean-$t ;; esac
-			case $t in
-			mlp) args=("${mlptask[@]}") ;; cnn) args=("${cnn[@]}") ;; lstm) args=("${lstm[@]}") ;;
-			logreg) args=("${logregtask[@]}") ;; logreg-wd0) args=("${logregtask[@]}" --set wd=0) ;;
-			*) declare -n a=$t; args=("${a[@]}") ;;
-			esac
+			task_args $t
 			SEEDS=10 parity retry-$t parity/$from --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $from)"
 		done
 		;;
@@ -386,25 +399,16 @@ for part in "${parts[@]}"; do
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
-		# the grid around each task's earlier pick; a held-out task's
-		# arguments are the array named after it
+		# the grid around each task's earlier pick
 		case $t in
-		mlp) args=("${mlptask[@]}") lrs=0.3,1,3 ;;
-		lstm) args=("${lstm[@]}") lrs=30,100,300 ;;
-		cnn) args=("${cnn[@]}") lrs=0.3,1,3 ;;
-		logreg) args=("${logregtask[@]}") lrs=0.03,0.1,0.3 ;;
-		logreg-wd0) args=("${logregtask[@]}" --set wd=0) lrs=0.03,0.1,0.3 ;;
-		h1 | h16) lrs=0.03,0.1,0.3 ;;
+		mlp | cnn | h5 | h14 | h17 | h18 | h24) lrs=0.3,1,3 ;;
+		lstm | h8 | h10 | h13 | h19 | h22) lrs=30,100,300 ;;
+		logreg | logreg-wd0 | h1 | h16) lrs=0.03,0.1,0.3 ;;
 		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23) lrs=0.1,0.3,1 ;;
-		h5 | h14 | h17 | h18 | h24) lrs=0.3,1,3 ;;
 		h20) lrs=0.01,0.03,0.1 ;;
-		h8 | h10 | h13 | h19 | h22) lrs=30,100,300 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
-		if [[ $t == h* ]]; then
-			declare -n a=$t
-			args=("${a[@]}")
-		fi
+		task_args $t
 		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
 		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
 		;;
@@ -416,7 +420,7 @@ for part in "${parts[@]}"; do
 	heldout | heldout-peers | probe-heldout) # docs/parity/heldout.md, written before any tuning
 		grid=(--grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
 		for h in 1 2 3 4; do
-			declare -n args=h$h
+			task_args h$h
 			if [ "$part" = heldout ]; then
 				parity heldout-h$h - --methods salsa,salsa-budget,shb-hand "${args[@]}" "${grid[@]}"
 			elif [ "$part" = probe-heldout ]; then
