@@ -28,7 +28,7 @@
 # lstm-why: the lstm under shb-hand, wsd and cosine at lr 30 and 100, and the rollback method from lr0 0.01 and 30;
 # seeds-mlp seeds-lstm seeds-h8 seeds-h13 seeds-h19: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
 # seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
-# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, and seeds-cnn:
+# later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, seeds-cnn, seeds-resnet20, and after H25–H29 seeds-h25 to seeds-h29:
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
@@ -105,67 +105,8 @@ figure() {
 	rm -rf "$tmp"
 }
 
-# MNIST logreg (issue 8's), without its grid, and with it
-logregtask=(--dataset mnist --model logreg --epochs 30 --jobs 1)
-logreg=("${logregtask[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
-# the mlp task (issue 8's), without its grid, and with it
-mlptask=(--dataset mnist --model mlp --limit 7680 --epochs 20)
-mlp=("${mlptask[@]}" --grid shb-hand --lr0s 0.01,0.1,1)
-# the deep tasks (issue 8's comparison tasks) and held-out H4, without their grids
-cnn=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20)
-lstm=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20)
-resnet20=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20)
-h4=(--dataset fashion-mnist --model cnn --batch 64 --set wd=0 --epochs 12 --limit 1920 --test-limit 2000)
-# held-out H1–H3 (heldout.md), H5–H8 (heldout2.md), H9–H12 (heldout3.md) and
-# H13–H16 (heldout4.md), without their grids: their parts, settle and settle2 use them
-h1=(--dataset fashion-mnist --model logreg --batch 32 --set wd=1e-3 --epochs 10 --jobs 1)
-h2=(--dataset fashion-mnist --model logreg --batch 512 --set wd=0 --epochs 40 --jobs 1)
-h3=(--dataset mnist --model mlp --batch 64 --set wd=5e-4 --epochs 8 --limit 20000)
-h5=(--dataset mnist --model cnn --batch 128 --set wd=5e-4 --epochs 10 --limit 3840 --test-limit 2000)
-h6=(--dataset fashion-mnist --model mlp --batch 256 --set wd=1e-4 --epochs 15 --limit 15360)
-h7=(--dataset mnist --model logreg --batch 64 --set wd=1e-3 --epochs 5 --jobs 1)
-h8=(--dataset tinyshakespeare --model lstm --batch 16 --epochs 10 --limit 20000 --test-limit 10000)
-h9=(--dataset fashion-mnist --model cnn --batch 32 --set wd=1e-4 --epochs 6 --limit 1920 --test-limit 2000)
-h10=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=1e-5 --epochs 15 --limit 30000 --test-limit 10000)
-h11=(--dataset mnist --model mlp --batch 32 --set wd=0 --epochs 5 --limit 10000)
-h12=(--dataset fashion-mnist --model logreg --batch 256 --set wd=5e-4 --epochs 20 --jobs 1)
-h13=(--dataset tinyshakespeare --model lstm --batch 32 --epochs 10 --limit 30000 --test-limit 10000)
-h14=(--dataset mnist --model cnn --batch 64 --set wd=1e-4 --epochs 4 --limit 1920 --test-limit 2000)
-h15=(--dataset fashion-mnist --model mlp --batch 128 --set wd=5e-4 --epochs 10 --limit 5000)
-h16=(--dataset mnist --model logreg --batch 32 --set wd=0 --epochs 3 --jobs 1)
-# H17–H20 (heldout5.md)
-h17=(--dataset fashion-mnist --model cnn --batch 32 --set wd=5e-4 --epochs 4 --limit 2880 --test-limit 2000)
-h18=(--dataset mnist --model mlp --batch 256 --set wd=1e-3 --epochs 12 --limit 15000)
-h19=(--dataset tinyshakespeare --model lstm --batch 24 --set wd=1e-4 --epochs 12 --limit 25000 --test-limit 10000)
-h20=(--dataset fashion-mnist --model logreg --batch 16 --set wd=5e-4 --epochs 2 --jobs 1)
-# H21–H24 (heldout6.md)
-h21=(--dataset mnist --model cnn --batch 16 --set wd=1e-3 --epochs 3 --limit 2400 --test-limit 2000)
-h22=(--dataset tinyshakespeare --model lstm --batch 48 --set wd=5e-5 --epochs 8 --limit 20000 --test-limit 10000)
-h23=(--dataset fashion-mnist --model mlp --batch 64 --set wd=1e-3 --epochs 6 --limit 12000)
-h24=(--dataset mnist --model logreg --batch 1024 --set wd=1e-3 --epochs 15 --jobs 1)
-# H25–H29 (heldout7.md)
-h25=(--dataset fashion-mnist --model cnn --batch 24 --set wd=1e-3 --epochs 5 --limit 2400 --test-limit 2000)
-h26=(--dataset tinyshakespeare --model lstm --batch 40 --set wd=3e-5 --epochs 16 --limit 28000 --test-limit 10000)
-h27=(--dataset tinyshakespeare --model lstm --batch 32 --set wd=2e-4 --epochs 15 --limit 35000 --test-limit 10000)
-h28=(--dataset mnist --model mlp --batch 96 --set wd=5e-5 --epochs 10 --limit 9000)
-h29=(--dataset fashion-mnist --model logreg --batch 128 --set wd=5e-5 --epochs 8 --jobs 1)
-
-# task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
-# lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h29).
-task_args() {
-	case $1 in
-	mlp) args=("${mlptask[@]}") ;;
-	cnn) args=("${cnn[@]}") ;;
-	lstm) args=("${lstm[@]}") ;;
-	logreg) args=("${logregtask[@]}") ;;
-	logreg-wd0) args=("${logregtask[@]}" --set wd=0) ;;
-	*)
-		local -n task=$1
-		args=("${task[@]}")
-		;;
-	esac
-}
+# the tasks and task_args
+source scripts/tasks.sh
 
 # unconfirmed_rollback RUN: whether the run's replay rolls back to a copy
 # the candidate protocol would not have kept: after its last window that
@@ -401,10 +342,10 @@ for part in "${parts[@]}"; do
 		t=${part#seeds-} s=${SEEDS:-10}
 		# the grid around each task's earlier pick
 		case $t in
-		mlp | cnn | h5 | h14 | h17 | h18 | h24) lrs=0.3,1,3 ;;
-		lstm | h8 | h10 | h13 | h19 | h22) lrs=30,100,300 ;;
+		mlp | cnn | h5 | h14 | h17 | h18 | h24 | h25) lrs=0.3,1,3 ;;
+		lstm | h8 | h10 | h13 | h19 | h22 | h26 | h27) lrs=30,100,300 ;;
 		logreg | logreg-wd0 | h1 | h16) lrs=0.03,0.1,0.3 ;;
-		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23) lrs=0.1,0.3,1 ;;
+		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23 | h28 | h29 | resnet20) lrs=0.1,0.3,1 ;;
 		h20) lrs=0.01,0.03,0.1 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac

@@ -13,6 +13,7 @@ pairs=${1:-3}; shift || true
 extra=("$@")
 method=${METHOD:-salsa-budget}
 [ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/tasks.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # secs ARGS...: "WALL CPU", the run's seconds= (training and evaluation) and
 # the CPU seconds (user + system) of the whole process, which other jobs on
@@ -27,16 +28,20 @@ secs() {
 echo "| task | shb-hand s | $method s | ratio | shb-hand CPU s | $method CPU s | CPU ratio |"
 echo "|---|---|---|---|---|---|---|"
 for task in ${TASKS:-logreg mlp cnn}; do
+	# the tuned shb-hand lr of each task (docs/parity); h17 and h19 are held-out H17 and H19 (heldout5.md)
 	case $task in
-	logreg) common=(--dataset mnist --model logreg --epochs 30); lr=0.1 ;;
-	mlp) common=(--dataset mnist --model mlp --limit 7680 --epochs 20); lr=1 ;;
-	cnn) common=(--dataset fashion-mnist --model cnn --limit 1920 --test-limit 2000 --epochs 20); lr=1 ;;
-	lstm) common=(--dataset tinyshakespeare --model lstm --limit 25000 --test-limit 10000 --epochs 20); lr=100 ;;
-	resnet20) common=(--dataset fashion-mnist --model resnet20 --limit 640 --test-limit 500 --epochs 20); lr=0.3 ;;
-	h17) common=(--dataset fashion-mnist --model cnn --batch 32 --set wd=5e-4 --epochs 4 --limit 2880 --test-limit 2000); lr=1 ;; # held-out H17 (docs/parity/heldout5.md)
-	h19) common=(--dataset tinyshakespeare --model lstm --batch 24 --set wd=1e-4 --epochs 12 --limit 25000 --test-limit 10000); lr=100 ;; # held-out H19
+	logreg) lr=0.1 ;;
+	mlp | cnn | h17) lr=1 ;;
+	lstm | h19) lr=100 ;;
+	resnet20) lr=0.3 ;;
 	*) echo "unknown task $task (logreg mlp cnn lstm resnet20 h17 h19)" >&2; exit 2 ;;
 	esac
+	# the task's compare arguments less --jobs, which salsa train does not take
+	task_args "$task"
+	common=()
+	for ((i = 0; i < ${#args[@]}; i++)); do
+		if [ "${args[i]}" = --jobs ]; then i=$((i + 1)); else common+=("${args[i]}"); fi
+	done
 	ratios=() cratios=()
 	for i in $(seq "$pairs"); do
 		# the order alternates (ABBA...), so that neither method always runs second
