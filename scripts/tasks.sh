@@ -45,10 +45,16 @@ h26=(--dataset tinyshakespeare --model lstm --batch 40 --set wd=3e-5 --epochs 16
 h27=(--dataset tinyshakespeare --model lstm --batch 32 --set wd=2e-4 --epochs 15 --limit 35000 --test-limit 10000)
 h28=(--dataset mnist --model mlp --batch 96 --set wd=5e-5 --epochs 10 --limit 9000)
 h29=(--dataset fashion-mnist --model logreg --batch 128 --set wd=5e-5 --epochs 8 --jobs 1)
+# H30–H34 (heldout8.md), written before the change they are for was made
+h30=(--dataset tinyshakespeare --model lstm --batch 20 --set wd=5e-4 --epochs 6 --limit 40000 --test-limit 10000)
+h31=(--dataset tinyshakespeare --model lstm --batch 12 --set wd=0 --epochs 14 --limit 15000 --test-limit 10000)
+h32=(--dataset mnist --model cnn --batch 48 --set wd=2e-4 --epochs 7 --limit 3000 --test-limit 2000)
+h33=(--dataset fashion-mnist --model mlp --batch 48 --set wd=2e-5 --epochs 7 --limit 8000)
+h34=(--dataset mnist --model logreg --batch 192 --set wd=2e-4 --epochs 12 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h29).
+# array named after it (h1…h34).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
