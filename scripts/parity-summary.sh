@@ -43,7 +43,12 @@
 # loss with the final test loss less the final validation loss, and with the
 # final validation loss. The tables by run leave out a run that failed
 # (failed.txt).
-# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | VAL=METHOD | FULL=METHOD | SHIFT=1] bash scripts/parity-summary.sh DIR...   (needs jq)
+# With EPOCHS=1 it prints instead, for a DIR whose runs have no summary.json
+# (run elsewhere, their checkpoints not kept), each row's median final test
+# and validation metrics read from its runs' epochs.csv, with the gaps to
+# the shb-hand row of the best median validation metric; runs with fewer
+# epochs than the longest are left out and counted.
+# Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | VAL=METHOD | FULL=METHOD | SHIFT=1 | EPOCHS=1] bash scripts/parity-summary.sh DIR...   (needs jq)
 set -euo pipefail
 # jq definitions the tables share: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
@@ -79,6 +84,7 @@ h=
 [ -n "${VAL:-}" ] && h="| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
 [ -n "${FULL:-}" ] && h="| directory | row | runs | whole test split, median (gap to the picked shb-hand) | whole validation split (gap) | seeds better than the picked shb-hand on validation | test accuracy |"
 [ -n "${SHIFT:-}" ] && h="| directory | runs | r: final training loss, test loss − validation loss | r: final training loss, validation loss |"
+[ -n "${EPOCHS:-}" ] && h="| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation |"
 [ -n "${LEVEL:-}" ] && h="| directory | runs of $LEVEL | r: ln(final lr), final | median, lower half of final lr | median, upper half | tuned shb-hand |"
 if [ -n "$h" ]; then
 	echo "$h"
@@ -86,6 +92,28 @@ if [ -n "$h" ]; then
 fi
 for dir in "$@"; do
 	s=$dir/summary.json
+	if [ -n "${EPOCHS:-}" ]; then
+		# each run of DIR/runs that did not fail: "row seed test val epochs
+		# higher-is-better", its final row of epochs.csv
+		x=$(for f in "$dir"/runs/*/epochs.csv; do
+			r=${f%/epochs.csv} b=$(basename "${f%/epochs.csv}")
+			[ -f "$r/failed.txt" ] && continue
+			awk -F, -v row="${b%-s*}" -v seed="${b##*-s}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+				{ n = NR - 1; p = $c["test_ppl"] != ""; t = p ? $c["test_ppl"] : $c["test_acc"]; v = p ? exp($c["val_loss"]) : $c["val_acc"] }
+				END { if (n > 0) print row, seed, t, v, n, (p ? "false" : "true") }' "$f"
+		done)
+		[ -n "$x" ] || { echo "$dir: no runs with an epochs.csv" >&2; continue; }
+		# only the runs with as many epochs as the longest: a run stopped
+		# early is not finished
+		full=$(awk '$5 > m { m = $5 } END { print m }' <<<"$x")
+		jq -R -s -r --argjson hi "$(awk 'NR == 1 { print $6 }' <<<"$x")" --arg d "$(basename "$dir")" --argjson full "$full" "$defs$rundefs"'
+		  records({n: (.[4] | tonumber)}) | map(select(.n == $full)) | byrow as $rows |
+		  ([$rows | to_entries[] | select(.key | startswith("shb-hand-lr")) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key) as $ref |
+		  $rows | to_entries[] | .key as $k | .value | cells($rows; $ref; $k; if $k == $ref then " (tuned)" else "" end)' <<<"$x"
+		left=$(awk -v m="$full" '$5 < m' <<<"$x" | wc -l)
+		[ "$left" = 0 ] || echo "| $(basename "$dir") | $left runs left out: fewer than $full epochs | | | | |"
+		continue
+	fi
 	[ -f "$s" ] || { echo "$dir: no summary.json" >&2; continue; }
 	if [ -n "${FULL:-}" ]; then
 		# each run of METHOD's rows and of shb-hand at every rate of its grid:
