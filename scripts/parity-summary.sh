@@ -60,11 +60,12 @@ defs='
   def byseed: [.seeds[] | {key: (.seed|tostring), value: .final}] | from_entries;
   def r(i; j): length as $n | (map(.[i]) | add / $n) as $mx | (map(.[j]) | add / $n) as $my |
     (map((.[i] - $mx) * (.[j] - $my)) | add) / ((map((.[i] - $mx) * (.[i] - $mx)) | add) * (map((.[j] - $my) * (.[j] - $my)) | add) | sqrt);'
-# and those of the tables by run (VAL, FULL), given $hi and $d, the
+# and those of the tables by run (VAL, FULL, EPOCHS), given $hi and $d, the
 # directory: m, a median of a field; g, a gap to r (points of accuracy, or %
 # of perplexity; positive is better); v, a metric to print; better; records,
 # the lines "row seed test val ..." read as objects, extra adding the fields
-# after val from the split line; byrow, records keyed by row; cells, the
+# after val from the split line; byrow, records keyed by row; picked($pre),
+# of those, the row named $pre… of the best median validation metric; cells, the
 # first cells of row $k (its records the input) against row $ref of $rows:
 # the directory, the row and $mark, the runs, the test and validation
 # medians with their gaps, and the seeds better on validation.
@@ -75,6 +76,7 @@ rundefs='
   def better(a; b): if $hi then a > b else a < b end;
   def records(extra): [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber)} + extra];
   def byrow: group_by(.row) | map({key: .[0].row, value: .}) | from_entries;
+  def picked($pre): [to_entries[] | select(.key | startswith($pre)) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key;
   def cells($rows; $ref; $k; $mark):
     ($rows[$ref] // []) as $t | ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
     ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
@@ -96,7 +98,7 @@ for dir in "$@"; do
 		# each run of DIR/runs that did not fail: "row seed test val epochs
 		# higher-is-better", its final row of epochs.csv
 		x=$(for f in "$dir"/runs/*/epochs.csv; do
-			r=${f%/epochs.csv} b=$(basename "${f%/epochs.csv}")
+			r=${f%/epochs.csv} b=${r##*/}
 			[ -f "$r/failed.txt" ] && continue
 			awk -F, -v row="${b%-s*}" -v seed="${b##*-s}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 				{ n = NR - 1; p = $c["test_ppl"] != ""; t = p ? $c["test_ppl"] : $c["test_acc"]; v = p ? exp($c["val_loss"]) : $c["val_acc"] }
@@ -108,7 +110,7 @@ for dir in "$@"; do
 		full=$(awk '$5 > m { m = $5 } END { print m }' <<<"$x")
 		jq -R -s -r --argjson hi "$(awk 'NR == 1 { print $6 }' <<<"$x")" --arg d "$(basename "$dir")" --argjson full "$full" "$defs$rundefs"'
 		  records({n: (.[4] | tonumber)}) | map(select(.n == $full)) | byrow as $rows |
-		  ([$rows | to_entries[] | select(.key | startswith("shb-hand-lr")) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key) as $ref |
+		  ($rows | picked("shb-hand-lr")) as $ref |
 		  $rows | to_entries[] | .key as $k | .value | cells($rows; $ref; $k; if $k == $ref then " (tuned)" else "" end)' <<<"$x"
 		left=$(awk -v m="$full" '$5 < m' <<<"$x" | wc -l)
 		[ "$left" = 0 ] || echo "| $(basename "$dir") | $left runs left out: fewer than $full epochs | | | | |"
@@ -138,7 +140,7 @@ for dir in "$@"; do
 		jq -R -s -r --argjson hi "$(jq .higher_is_better "$s")" --arg d "$(basename "$dir")" --arg own "shb-hand_lr=$(jq -r "$defs"'[.rows[] | select(tuned) | .lr0][0] // ""' "$s")" "$defs$rundefs"'
 		  records({acc: (.[4] | tonumber)}) | byrow as $rows |
 		  # the grid picked on the whole validation split
-		  ([$rows | to_entries[] | select(.key | startswith("shb-hand_lr=")) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key) as $ref |
+		  ($rows | picked("shb-hand_lr=")) as $ref |
 		  $rows | to_entries[] | .key as $k | .value |
 		  ([if $k == $ref then "picked on the whole validation split" else empty end, if $k == $own then "picked on the runs\u0027 own validation split" else empty end] | if length > 0 then " (\(join("; ")))" else "" end) as $mark |
 		  "\(cells($rows; $ref; $k; $mark)) \(m(.acc) * 10000 | round / 100)% |"' <<<"$x"
