@@ -490,3 +490,61 @@ func TestNewTrainerRollback(t *testing.T) {
 		t.Errorf("UpdateGraph built %d graphs, want 2", opt.builds)
 	}
 }
+
+// TestNewTrainerProbeVal: the rate probe with ProbeVal inside a stock
+// train.Loop. Attach refuses it until the optimizer can evaluate a
+// validation loss (SetValLoss); then AfterStep calls that at exactly the
+// steps whose End asks, and the step's Result (LastResult) is the one that
+// ReportVal returned, with the validation loss in its event.
+func TestNewTrainerProbeVal(t *testing.T) {
+	const in, out, batch, steps = 4, 3, 16, 300
+	r := rand.New(rand.NewPCG(3, 4))
+	w0 := normalWeights(r, in*out, 0.3)
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, Config{LR: 0.01, Beta: 0.9, Nu: 1, WeightDecay: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer := NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)), meanCE, opt, nil, nil)
+	loop := train.NewLoop(trainer)
+	tc := schedule.TailConfig{Steps: steps, Fraction: 0.2, FromSwitch: true}.WithProbe()
+	tc.ProbeVal = true
+	s, err := schedule.NewTail(tc, testSALSAAlong(t, 0.01, 0, schedule.AlongG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := opt.Attach(loop, s); err == nil || !strings.Contains(err.Error(), "SetValLoss") {
+		t.Fatalf("Attach without SetValLoss: err = %v, want one naming SetValLoss", err)
+	}
+	calls := 0
+	opt.SetValLoss(func() (float64, error) {
+		calls++
+		return 2 - float64(calls)/100, nil
+	})
+	if err := opt.Attach(loop, s); err != nil {
+		t.Fatal(err)
+	}
+	checks := 0
+	loop.OnStep("test", 0, func(*train.Loop, []*tensors.Tensor) error {
+		res := opt.LastResult()
+		if res.NeedVal {
+			t.Errorf("step %d: LastResult still asks for the validation loss", res.Step)
+		}
+		for _, e := range res.Events {
+			if e.Kind == schedule.KindValidation {
+				checks++
+				if want := 2 - float64(calls)/100; e.ValLoss != want {
+					t.Errorf("step %d: validation loss %v in the event, want the last reported %v", res.Step, e.ValLoss, want)
+				}
+			}
+		}
+		return nil
+	})
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(5, 6)), n: batch}, steps); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d validation losses asked for in %d steps", calls, steps)
+	if calls == 0 || checks != calls {
+		t.Errorf("%d validation losses evaluated, %d checks in the events: want as many, and some", calls, checks)
+	}
+}

@@ -123,6 +123,11 @@ func (o *Optimizer) SetLR(lr float64) error { return o.t.SetLR(lr) }
 // count), as after a learning-rate drop.
 func (o *Optimizer) ResetMomentum() error { return o.t.ResetMomentum() }
 
+// SetValLoss gives the optimizer the validation loss at the current
+// parameters, for a scheduler that asks for it ([Trainer.SetValLoss]):
+// AfterStep calls f when the scheduler asks, between the step and the next.
+func (o *Optimizer) SetValLoss(f func() (float64, error)) { o.t.SetValLoss(f) }
+
 // LastResult is the scheduler's result of the last step seen by
 // [Optimizer.AfterStep]: its Events hold the step's tests and drops.
 func (o *Optimizer) LastResult() schedule.Result { return o.last }
@@ -281,6 +286,9 @@ func (o *Optimizer) canSearch(s schedule.Scheduler) error {
 			"is SSLS) need trial losses on the step's mini-batch, which optimizer.Interface.UpdateGraph cannot "+
 			"compute since it does not see the inputs: build the train.Trainer with salsagomlx.NewTrainer, "+
 			"or use salsagomlx.Trainer", s.Name(), s.Step()+1)
+	}
+	if err := o.t.checkVal(s); err != nil {
+		return err
 	}
 	return o.t.checkAlong(s)
 }

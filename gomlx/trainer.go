@@ -96,6 +96,27 @@ type Trainer struct {
 	host    hostState // the Host direction
 
 	trainable []*model.Variable // in creation order, set by the first graph
+
+	valLoss func() (float64, error) // SetValLoss
+}
+
+// SetValLoss gives the Trainer the validation loss at the current
+// parameters, for a scheduler that asks for it after an update
+// ([schedule.Result.NeedVal]: salsa-probe with
+// [schedule.TailConfig.ProbeVal]). f evaluates the model on a validation
+// set, in eval mode (with [Trainer.Evaluate], say), and must not change the
+// parameters. [Trainer.Run] and [Optimizer.AfterStep] call it when the
+// scheduler asks, and refuse such a scheduler without it; nil removes it.
+func (t *Trainer) SetValLoss(f func() (float64, error)) { t.valLoss = f }
+
+// checkVal refuses a scheduler that asks for validation losses when the
+// Trainer has no way to evaluate one.
+func (t *Trainer) checkVal(s schedule.Scheduler) error {
+	if va, ok := s.(schedule.ValAsker); ok && va.AsksVal() && t.valLoss == nil {
+		return fmt.Errorf("salsagomlx: scheduler %s asks for the validation loss after some steps (TailConfig.ProbeVal): "+
+			"give the Trainer a way to evaluate it with SetValLoss", s.Name())
+	}
+	return nil
 }
 
 // New returns a Trainer for the classifier modelFn, whose variables live in
@@ -380,6 +401,9 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 // parameters may have moved, and only a snapshot ([Trainer.MarshalBinary])
 // brings them back.
 func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, Stats, error) {
+	if err := t.checkVal(s); err != nil {
+		return schedule.Result{}, Stats{}, err
+	}
 	if !s.Searching() && t.cfg.Direction != Host {
 		// The learning rate is known before the step: one fused graph.
 		if err := t.SetLR(s.LR()); err != nil {
@@ -431,13 +455,27 @@ func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule
 	return res, st, err
 }
 
-// end closes the step with s.End (calling s.Abort if it fails), keeps or
-// puts back the parameters and resets the momentum when asked.
+// end closes the step with s.End (calling s.Abort if it fails), reports
+// the validation loss when s asks for it, keeps or puts back the parameters
+// and resets the momentum when asked.
 func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
 	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
 	if err != nil {
 		s.Abort()
 		return res, err
+	}
+	if res.NeedVal {
+		va, ok := s.(schedule.ValAsker)
+		if !ok || t.valLoss == nil {
+			return res, fmt.Errorf("salsagomlx: step %d: scheduler %s asks for the validation loss: give the Trainer SetValLoss", res.Step, s.Name())
+		}
+		v, err := t.valLoss()
+		if err != nil {
+			return res, fmt.Errorf("salsagomlx: step %d: the validation loss %s asked for: %w", res.Step, s.Name(), err)
+		}
+		if res, err = va.ReportVal(v); err != nil {
+			return res, err
+		}
 	}
 	if err := t.keepOrRollback(res); err != nil {
 		return res, err

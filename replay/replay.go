@@ -144,9 +144,10 @@ func Run(rows []trace.Row, s schedule.Scheduler) ([]schedule.Event, Report, erro
 	return RunValidated(rows, s, nil)
 }
 
-// Validation is a validation loss a run reported to its -val scheduler
-// after step Step (at an epoch's end): a KindValidation event of the run's
-// events.
+// Validation is a validation loss a run reported to its scheduler after
+// step Step: a KindValidation event of the run's events. A -val method's
+// is reported at an epoch's end ([schedule.Validator]); salsa-probe's with
+// ProbeVal where the step asked for it ([schedule.ValAsker]).
 type Validation struct {
 	Step int
 	Loss float64
@@ -164,17 +165,22 @@ func ValidationsOf(evs []schedule.Event) []Validation {
 }
 
 // RunValidated is Run for a scheduler that steps on validation losses (a
-// [schedule.Validator]: the -val methods, plateau): the losses of vals are
-// reported after their steps, as the run did, so that its validation checks
-// and drops are replayed too. vals must be in step order, within
-// the rows; with none it is Run.
+// [schedule.Validator]: the -val methods, plateau; or a
+// [schedule.ValAsker] that asks: salsa-probe with ProbeVal): the losses of
+// vals are reported after their steps, as the run did, so that its
+// validation checks and the decisions they make are replayed too. vals
+// must be in step order, within the rows; with none it is Run. A step
+// whose End asks for a validation loss takes the next of vals, which must
+// be that step's.
 func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]schedule.Event, Report, error) {
 	var evs []schedule.Event
 	var rep Report
 	wv, _ := s.(schedule.Validator)
+	va, _ := s.(schedule.ValAsker)
+	asks := va != nil && va.AsksVal()
 	if len(vals) > 0 {
-		if wv == nil {
-			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s does not validate (a -val method or plateau does)", len(vals), s.Name())
+		if wv == nil && !asks {
+			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s does not validate (a -val method or plateau does, or salsa-probe with probe_val=1)", len(vals), s.Name())
 		}
 		last := len(rows)
 		if last > 0 {
@@ -224,15 +230,27 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 		if err != nil {
 			return evs, rep, fmt.Errorf("replay: %w", err)
 		}
+		if res.NeedVal {
+			if len(vals) == 0 || vals[0].Step != k {
+				return evs, rep, fmt.Errorf("replay: step %d: %s asks for the validation loss, and the run's events have none at this step", k, s.Name())
+			}
+			if res, err = va.ReportVal(vals[0].Loss); err != nil {
+				return evs, rep, fmt.Errorf("replay: %w", err)
+			}
+			vals = vals[1:]
+		}
 		evs = append(evs, res.Events...)
 		rep.Steps = k
-		for len(vals) > 0 && vals[0].Step == k {
+		for wv != nil && len(vals) > 0 && vals[0].Step == k {
 			res, err := wv.Validate(vals[0].Loss)
 			if err != nil {
 				return evs, rep, fmt.Errorf("replay: %w", err)
 			}
 			evs = append(evs, res.Events...)
 			vals = vals[1:]
+		}
+		if len(vals) > 0 && vals[0].Step <= k {
+			return evs, rep, fmt.Errorf("replay: step %d: the run's events have a validation loss here that %s did not ask for (the replay took another path than the run)", vals[0].Step, s.Name())
 		}
 	}
 	return evs, rep, nil

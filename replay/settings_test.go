@@ -42,7 +42,7 @@ func TestRunValidatedErrors(t *testing.T) {
 		vals   []replay.Validation
 		msg    string
 	}{
-		{"sasa+", []replay.Validation{{2, 1}}, "1 validation losses, but sasa+ does not validate (a -val method or plateau does)"},
+		{"sasa+", []replay.Validation{{2, 1}}, "1 validation losses, but sasa+ does not validate (a -val method or plateau does, or salsa-probe with probe_val=1)"},
 		{"sasa+-val", []replay.Validation{{3, 1}}, "validation 1 is after step 3: steps must be in order and within the trace's 1..2"},
 		{"sasa+-val", []replay.Validation{{2, 1}, {1, 1}}, "validation 2 is after step 1"},
 	} {
@@ -52,6 +52,33 @@ func TestRunValidatedErrors(t *testing.T) {
 		}
 		if _, _, err := replay.RunValidated(rows, s, c.vals); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s %v: %v, want %q", c.method, c.vals, err, c.msg)
+		}
+	}
+	// the rate probe with ProbeVal, started by the switch forced at step 1:
+	// it asks at step 1 and not at step 2
+	pc := cfg
+	pc.SetBudget(100, 0)
+	pc.Tail.Probe, pc.Tail.ProbeVal, pc.ForceSwitchAt = true, true, 1
+	for _, c := range []struct {
+		vals []replay.Validation
+		msg  string
+	}{
+		{nil, "step 1: salsa-budget asks for the validation loss, and the run's events have none at this step"},
+		{[]replay.Validation{{2, 1}}, "step 1: salsa-budget asks for the validation loss, and the run's events have none at this step"},
+		{[]replay.Validation{{1, 1}, {2, 1}}, "step 2: the run's events have a validation loss here that salsa-budget did not ask for"},
+		{[]replay.Validation{{1, 1}}, ""},
+	} {
+		s, err := schedule.New("salsa-budget", pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lsRows := []trace.Row{{Step: 1, LR: 0.1, Loss: 1, X1D: 0.1, D2: 1, Eta: 0.2, HasEta: true}, {Step: 2, LR: 0.1, Loss: 1, X1D: 0.1, D2: 1}}
+		evs, _, err := replay.RunValidated(lsRows, s, c.vals)
+		if c.msg == "" && (err != nil || len(evs) < 2 || evs[len(evs)-1].Kind != schedule.KindValidation) {
+			t.Errorf("salsa-budget with ProbeVal %v: events %+v, err %v: want the probe's start and its check", c.vals, evs, err)
+		}
+		if c.msg != "" && (err == nil || !strings.Contains(err.Error(), c.msg)) {
+			t.Errorf("salsa-budget with ProbeVal %v: %v, want %q", c.vals, err, c.msg)
 		}
 	}
 	s, _ := schedule.New("sasa+-val", cfg)

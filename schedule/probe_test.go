@@ -722,3 +722,131 @@ func TestSalsaProbe(t *testing.T) {
 		t.Errorf("salsa-probe without FromSwitch: err = %v", err)
 	}
 }
+
+// stepVal runs one step of s with the mini-batch loss f (as stepLoss) and,
+// when End asks for the validation loss, reports val; asked says whether it
+// did.
+func stepVal(t *testing.T, s *schedule.Tail, f, val float64) (res schedule.Result, asked bool) {
+	t.Helper()
+	req, err := s.Begin(f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for req.Eval {
+		if req, err = s.Trial(f - 10*req.Eta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err = s.End(schedule.Observation{}); err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedVal {
+		return res, false
+	}
+	if res, err = s.ReportVal(val); err != nil {
+		t.Fatal(err)
+	}
+	return res, true
+}
+
+// TestProbeValTrace: a trace table of ProbeVal. The probe starts after the
+// forced switch at step 20 (validation loss 2, the first reference), a
+// window of mean 0.9 is accepted at step 30 (validation loss 1.9, the new
+// reference), and steps 31 and 32 have losses of 5, far above the accepted
+// window (0.9 + 4σ̂ = 1.32). The validation loss is asked for at steps 20,
+// 30 and 32 only. At step 32 a validation loss of 1.8 overrules the
+// outliers and the probe goes on at the same rate; 2.5 confirms them, and
+// the decay begins from the last accepted rate, as it does without
+// ProbeVal.
+func TestProbeValTrace(t *testing.T) {
+	for _, c := range []struct {
+		val32   float64
+		ends    bool
+		reasons []string // the probe events' reasons at step 32
+	}{
+		{1.8, false, []string{schedule.ReasonOverruled}},
+		{2.5, true, []string{"outlier"}},
+	} {
+		cfg := small(schedule.PresetPaper)
+		cfg.SetBudget(200, 0)
+		cfg.Tail.Probe, cfg.Tail.ProbeVal = true, true
+		cfg.ForceSwitchAt = 20
+		s := mustNewTail(t, cfg) // probeTail's, with ProbeVal
+		var losses []float64
+		for range 2 {
+			losses = append(losses, window(1, 10)...)
+		}
+		losses = append(losses, window(0.9, 10)...)
+		losses = append(losses, 5, 5)
+		vals := map[int]float64{20: 2, 30: 1.9, 32: c.val32}
+		var as float64
+		for i, f := range losses {
+			k := i + 1
+			v, want := vals[k]
+			res, asked := stepVal(t, s, f, v)
+			if asked != want {
+				t.Fatalf("val %v: step %d: asked for the validation loss %v, want %v", c.val32, k, asked, want)
+			}
+			var checks []schedule.Event
+			var reasons []string
+			for _, e := range res.Events {
+				switch e.Kind {
+				case schedule.KindValidation:
+					checks = append(checks, e)
+				case schedule.KindProbe:
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			if want != (len(checks) == 1) || want && checks[0].ValLoss != v {
+				t.Fatalf("val %v: step %d: validation events %+v, want one of %v: %v", c.val32, k, checks, v, want)
+			}
+			switch k {
+			case 20:
+				as = res.LR
+				if checks[0].BestLoss != math.Inf(1) || !reflect.DeepEqual(reasons, []string{"start"}) {
+					t.Errorf("step 20: %+v, probe reasons %q: want the start, and no reference before it", checks[0], reasons)
+				}
+			case 30:
+				if checks[0].BestLoss != 2 || !reflect.DeepEqual(reasons, []string{""}) || !res.Events[len(res.Events)-1].Accept {
+					t.Errorf("step 30: %+v, events %+v: want the window accepted against the reference 2", checks[0], res.Events)
+				}
+			case 32:
+				bad := 0
+				if c.ends {
+					bad = 1
+				}
+				if checks[0].BestLoss != 1.9 || checks[0].Bad != bad || !reflect.DeepEqual(reasons, c.reasons) {
+					t.Errorf("val %v: step 32: %+v, probe reasons %q: want reference 1.9, bad %d, reasons %q", c.val32, checks[0], reasons, bad, c.reasons)
+				}
+				decaying, from := s.Decaying()
+				if decaying != c.ends || c.ends && from != 2*as {
+					t.Errorf("val %v: step 32: decaying %v from %v, want %v from %v", c.val32, decaying, from, c.ends, 2*as)
+				}
+				if !c.ends && res.NextLR != 4*as {
+					t.Errorf("val %v: step 32: next rate %v, want the rate under test %v", c.val32, res.NextLR, 4*as)
+				}
+			}
+		}
+	}
+}
+
+// TestProbeValSuite: the probe with every switch and ProbeVal passes the
+// shared suite, its wait for the validation loss included; ProbeVal needs
+// Probe, and a Tail without it never asks.
+func TestProbeValSuite(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail = c.Tail.WithProbe()
+	c.Tail.ProbeVal = true
+	s := mustNewTail(t, c)
+	if !s.AsksVal() || s.Name() != "salsa-probe" {
+		t.Errorf("AsksVal %v, Name %q: want true, salsa-probe", s.AsksVal(), s.Name())
+	}
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	c.Tail.ProbeVal = false
+	if mustNewTail(t, c).AsksVal() {
+		t.Error("AsksVal without ProbeVal")
+	}
+	c.Tail = schedule.TailConfig{Steps: 400, Fraction: 0.2, ProbeVal: true}
+	wantRefused(t, c, "TailConfig.ProbeVal = true: needs Probe (--set probe=1)")
+}

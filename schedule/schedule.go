@@ -14,6 +14,9 @@
 //	}
 //	x -= req.LR * d                 // the update x_{k+1} = x_k − α_k d_k
 //	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
+//	if res.NeedVal {                // salsa-probe with ProbeVal only
+//		res, err = s.(schedule.ValAsker).ReportVal(valLoss(x))
+//	}
 //	if res.Save { cand = copy(x) }           // salsa-budget's probe only
 //	if res.Confirm { keep, cand = cand, nil } // idem: the candidate is kept
 //	if res.Rollback { x = copy(keep) }       // idem, with ResetMomentum set
@@ -27,6 +30,12 @@
 //
 // A decision taken at step k (a drop, a switch) applies from step k+1 on: the
 // learning rate returned by the next Begin is [Result.NextLR].
+//
+// A [ValAsker] may need the validation loss at x_{k+1} to decide: its End
+// then returns a Result with only Step, LR and NeedVal set, the step is
+// over but its decisions wait, and [ValAsker.ReportVal] returns the step's
+// Result in place of End's. Until then Begin and MarshalBinary return
+// [ErrPhase], and Abort does not take the step back.
 //
 // # Errors
 //
@@ -95,7 +104,15 @@ type Result struct {
 	// ended and the decay begun): the kept copy and the candidate can be
 	// freed, after the Confirm and the Rollback of the same step if there
 	// are any.
-	Release  bool
+	Release bool
+	// NeedVal: the step's decisions need the validation loss at x_{k+1},
+	// the parameters after this update (before any Rollback): the caller
+	// evaluates it and reports it with [ValAsker.ReportVal], whose Result
+	// replaces this one, which has only Step, LR and NeedVal set. Only
+	// [Tail]'s rate probe with [TailConfig.ProbeVal] sets it; a caller that
+	// cannot evaluate a validation loss must refuse a scheduler whose
+	// [ValAsker.AsksVal] is true.
+	NeedVal  bool
 	Searched bool    // a line search ran at this step
 	Eta      float64 // the step η_k the line search settled on, when Searched
 	Events   []Event // every test and decision of this step, in order; nil if none
@@ -274,6 +291,20 @@ func finite(name string, step int, v float64) error {
 		return fmt.Errorf("schedule: step %d: %s = %v: must be finite", step, name, v)
 	}
 	return nil
+}
+
+// ValAsker is a scheduler whose End may ask for the validation loss at
+// the parameters after the update ([Result.NeedVal]): [Tail] with
+// [TailConfig.ProbeVal].
+type ValAsker interface {
+	Scheduler
+	// AsksVal reports whether End may set [Result.NeedVal].
+	AsksVal() bool
+	// ReportVal reports the validation loss (finite; without an L2 term)
+	// at x_{k+1} that the last End asked for, and returns step k's Result.
+	// A non-finite loss is rejected with the state left as it was, still
+	// waiting; a call when nothing was asked for returns [ErrPhase].
+	ReportVal(loss float64) (Result, error)
 }
 
 // Validator is a scheduler that also steps on a validation loss, reported

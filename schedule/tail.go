@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // TailConfig is the end of a known budget that [Tail] adds to a statistical
@@ -60,6 +61,17 @@ type TailConfig struct {
 	// next one's reference, a loss that crept up passed window by window
 	// (a held-out cnn run sat at chance for two epochs).
 	ProbeRetry bool
+	// ProbeVal, with Probe: two outliers in a row end the probe only when
+	// the validation loss at that step is above the one at the last
+	// accepted point, the probe's start or the end of the last window
+	// accepted with the probe going on; otherwise they are overruled
+	// (Reason [ReasonOverruled]) and the probe goes on. The caller reports
+	// the validation loss when End asks for it ([Result.NeedVal]): at those
+	// points and at second outliers, a few times per probe. A training-loss
+	// plateau makes the accepted window's σ̂ small, and a rate that breaks
+	// out of it gives outliers that are not a divergence (held-out H27,
+	// docs/parity).
+	ProbeVal bool
 }
 
 // WithProbe is c with the rate probe on, started early once SSLS has
@@ -101,6 +113,9 @@ func (c TailConfig) Validate() error {
 	if c.ProbeRetry && !c.Probe {
 		return &FieldError{"TailConfig.ProbeRetry", c.ProbeRetry, "needs Probe (--set probe=1)"}
 	}
+	if c.ProbeVal && !c.Probe {
+		return &FieldError{"TailConfig.ProbeVal", c.ProbeVal, "needs Probe (--set probe=1)"}
+	}
 	return nil
 }
 
@@ -123,6 +138,18 @@ type Tail struct {
 	begin int        // s: the last step before the decay, once it has begun
 	probe probeState // with Probe
 	pend  float64    // before the switch, with Probe: f(x_k) of the open step
+	wait  valWait    // with ProbeVal: End asked for the validation loss
+}
+
+// valWait is a step whose End asked for the validation loss
+// ([Result.NeedVal]) and whose decisions wait for [Tail.ReportVal]: the
+// probe's start (res is the step's Result without the validation loss's
+// event), or a step of the probe (loss and lr are its own; the tail's
+// stepper has counted it).
+type valWait struct {
+	on, start bool
+	res       Result
+	loss, lr  float64
 }
 
 // NewTail wraps inner, which must be at step 0.
@@ -239,11 +266,26 @@ func (t *Tail) LR() float64 {
 	return t.inner.LR()
 }
 
+// AsksVal reports whether End may ask for the validation loss: with
+// [TailConfig.ProbeVal].
+func (t *Tail) AsksVal() bool { return t.cfg.ProbeVal }
+
+// waiting returns an error while a step waits for its validation loss.
+func (t *Tail) waiting(what string) error {
+	if t.wait.on {
+		return fmt.Errorf("%w: %s while step %d waits for its validation loss (call ReportVal)", ErrPhase, what, t.Step())
+	}
+	return nil
+}
+
 // Searching reports whether the next step runs a line search.
 func (t *Tail) Searching() bool { return t.deciding() && t.inner.Searching() }
 
 // Begin opens a step.
 func (t *Tail) Begin(loss, gd float64) (Request, error) {
+	if err := t.waiting("Begin"); err != nil {
+		return Request{}, err
+	}
 	if t.deciding() {
 		t.pend = loss
 		return t.inner.Begin(loss, gd)
@@ -265,8 +307,12 @@ func (t *Tail) Trial(f float64) (Request, error) {
 	return Request{}, noTrial(t.st.k + 1)
 }
 
-// Abort discards the open step.
+// Abort discards the open step. A step whose End asked for the validation
+// loss is over: Abort leaves it waiting.
 func (t *Tail) Abort() {
+	if t.wait.on {
+		return
+	}
 	if t.deciding() {
 		t.inner.Abort()
 		return
@@ -279,6 +325,9 @@ func (t *Tail) Abort() {
 
 // End closes the step; at step T − D the tail begins.
 func (t *Tail) End(obs Observation) (Result, error) {
+	if err := t.waiting("End"); err != nil {
+		return Result{}, err
+	}
 	if t.deciding() {
 		res, err := t.inner.End(obs)
 		if err != nil {
@@ -301,6 +350,12 @@ func (t *Tail) End(obs Observation) (Result, error) {
 			// the warm-up's parameters, at a rate the line search accepted:
 			// kept at once
 			res.Save, res.Confirm = t.cfg.ProbeRollback, t.cfg.ProbeRollback
+			if t.cfg.ProbeVal {
+				// the reference of the first outliers: the validation loss
+				// here
+				t.wait = valWait{on: true, start: true, res: res}
+				return Result{Step: res.Step, LR: res.LR, NeedVal: true}, nil
+			}
 			t.opt.emit(t.Name(), []Event{ev})
 		}
 		return res, nil
@@ -311,10 +366,44 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	}
 	loss := t.st.loss
 	k := t.st.commit()
+	if t.probe.On && t.cfg.ProbeVal && t.probe.asks(loss, t.cfg.probeWindow(), k >= t.tailStart()) {
+		t.wait = valWait{on: true, loss: loss, lr: lr}
+		return Result{Step: k, LR: lr, NeedVal: true}, nil
+	}
+	return t.close(k, loss, lr, 0, false), nil
+}
+
+// ReportVal reports the validation loss at x_{k+1} that the last End asked
+// for ([Result.NeedVal]) and returns step k's Result.
+func (t *Tail) ReportVal(loss float64) (Result, error) {
+	if !t.wait.on {
+		return Result{}, fmt.Errorf("%w: ReportVal after step %d: no validation loss was asked for", ErrPhase, t.Step())
+	}
+	k := t.Step()
+	if err := finite("validation loss", k, loss); err != nil {
+		return Result{}, err
+	}
+	w := t.wait
+	t.wait = valWait{}
+	if !w.start {
+		return t.close(k, w.loss, w.lr, loss, true), nil
+	}
+	t.probe.Val = loss
+	res := w.res
+	ev := Event{Step: k, Kind: KindValidation, ValLoss: loss, BestLoss: math.Inf(1)}
+	res.Events = append(res.Events[:len(res.Events):len(res.Events)], ev)
+	t.opt.emit(t.Name(), res.Events[len(res.Events)-2:])
+	return res, nil
+}
+
+// close makes the decisions of step k of the probe or the decay, whose
+// mini-batch loss was loss at the rate lr; asked says that val is the
+// validation loss at the step's parameters, which the probe asked for.
+func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
 		cand, rate := t.probe.Cand, t.probe.OK
-		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeRetry)
+		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeRetry, val, asked)
 		if cand {
 			// this step's loss is the loss at the candidate copy: keep it
 			// unless it is an outlier (docs/parity: an H17 run diverged
@@ -363,7 +452,7 @@ func (t *Tail) End(obs Observation) (Result, error) {
 		t.opt.emit(t.Name(), evs)
 	}
 	res.NextLR = t.LR()
-	return res, nil
+	return res
 }
 
 // tailSnapshot is Tail's state: the inner scheduler's own snapshot, and the
@@ -378,6 +467,9 @@ type tailSnapshot struct {
 
 // MarshalBinary writes a versioned snapshot; it fails while a step is open.
 func (t *Tail) MarshalBinary() ([]byte, error) {
+	if err := t.waiting("MarshalBinary"); err != nil {
+		return nil, err
+	}
 	if t.start > 0 || t.probe.On {
 		if err := t.st.between("MarshalBinary"); err != nil {
 			return nil, err

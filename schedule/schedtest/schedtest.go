@@ -31,6 +31,7 @@ func Run(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	t.Run("Resume", func(t *testing.T) { testResume(t, mk, steps) })
 	t.Run("Invariants", func(t *testing.T) { testInvariants(t, mk, steps) })
 	t.Run("Atomic", func(t *testing.T) { testAtomic(t, mk, steps) })
+	t.Run("Val", func(t *testing.T) { testVal(t, mk, steps) })
 }
 
 // Problem is a noisy quadratic f_ξ(x) = ½Σ h_i (x_i − ξ_i)², minimized by
@@ -90,10 +91,32 @@ func (p *Problem) Step(s schedule.Scheduler, k int) (schedule.Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if res, err = p.ReportVal(s, res); err != nil {
+		return res, err
+	}
 	if res.ResetMomentum {
 		clear(p.Mom)
 	}
 	return res, nil
+}
+
+// ValLoss is the problem's validation loss at the parameters, its loss at
+// ξ = 0.
+func (p *Problem) ValLoss() float64 { return p.loss(p.X, make([]float64, len(p.X))) }
+
+// ReportVal reports the validation loss to s when res, its End's Result,
+// asks for it ([schedule.Result.NeedVal]), and returns the step's Result;
+// otherwise it returns res. It is an error for a scheduler to ask when it
+// is not a [schedule.ValAsker] whose AsksVal is true.
+func (p *Problem) ReportVal(s schedule.Scheduler, res schedule.Result) (schedule.Result, error) {
+	if !res.NeedVal {
+		return res, nil
+	}
+	va, ok := s.(schedule.ValAsker)
+	if !ok || !va.AsksVal() {
+		return res, fmt.Errorf("%s: step %d: End set NeedVal, but the scheduler does not ask for validation losses (ValAsker.AsksVal)", s.Name(), res.Step)
+	}
+	return va.ReportVal(p.ValLoss())
 }
 
 // gradient returns the noise of step k, the gradient g_k, the loss f(x_k)
@@ -454,7 +477,13 @@ func testAtomic(t *testing.T, mk func() schedule.Scheduler, steps int) {
 		if err != nil {
 			t.Fatalf("step %d: twin: End: %v", k, err)
 		}
+		if want, err = p.ReportVal(twin, want); err != nil {
+			t.Fatalf("step %d: twin: %v", k, err)
+		}
 		got, err := s.End(obs)
+		if err == nil {
+			got, err = p.ReportVal(s, got)
+		}
 		if err != nil {
 			t.Fatalf("step %d: End after the failed ones: %v", k, err)
 		}
@@ -469,4 +498,81 @@ func testAtomic(t *testing.T, mk func() schedule.Scheduler, steps int) {
 		}
 	}
 	t.Logf("%s: %d overflowing inputs rejected in %d steps", s.Name(), rejected, steps)
+}
+
+// testVal checks, for a scheduler that asks for validation losses
+// ([schedule.ValAsker]), the wait between an End that asks and ReportVal:
+// Begin, End and MarshalBinary return ErrPhase, Abort leaves the step
+// waiting, a non-finite loss is rejected and leaves it waiting, and the run
+// then decides exactly as an undisturbed one. ReportVal when nothing was
+// asked returns ErrPhase. A scheduler that never asks only has the last
+// checked.
+func testVal(t *testing.T, mk func() schedule.Scheduler, steps int) {
+	s, twin := mk(), mk()
+	va, ok := s.(schedule.ValAsker)
+	if ok {
+		if _, err := va.ReportVal(1); !errors.Is(err, schedule.ErrPhase) {
+			t.Errorf("ReportVal before any step: err = %v, want ErrPhase", err)
+		}
+	}
+	if !ok || !va.AsksVal() {
+		return
+	}
+	p, q := NewProblem(8, steps), NewProblem(8, steps)
+	asked := 0
+	for k := 1; k <= steps; k++ {
+		want, err := q.Step(twin, k)
+		if err != nil {
+			t.Fatalf("step %d: twin: %v", k, err)
+		}
+		xi, g, loss, gd := p.gradient(k)
+		req, err := s.Begin(loss, gd)
+		for err == nil && req.Eval {
+			req, err = s.Trial(p.trialLoss(xi, g, req.Eta))
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		res, err := s.End(p.update(g, req.LR))
+		if err != nil {
+			t.Fatalf("step %d: End: %v", k, err)
+		}
+		if res.NeedVal {
+			asked++
+			if res.Step != k || res.Events != nil || res.Save || res.Confirm || res.Rollback || res.Release || res.ResetMomentum {
+				t.Fatalf("step %d: End asking for the validation loss returned more than Step, LR and NeedVal: %+v", k, res)
+			}
+			if _, err := s.Begin(1, 1); !errors.Is(err, schedule.ErrPhase) {
+				t.Fatalf("step %d: Begin while waiting: err = %v, want ErrPhase", k, err)
+			}
+			if _, err := s.End(schedule.Observation{}); !errors.Is(err, schedule.ErrPhase) {
+				t.Fatalf("step %d: End while waiting: err = %v, want ErrPhase", k, err)
+			}
+			if _, err := s.MarshalBinary(); !errors.Is(err, schedule.ErrPhase) {
+				t.Fatalf("step %d: MarshalBinary while waiting: err = %v, want ErrPhase", k, err)
+			}
+			s.Abort()
+			for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				if _, err := va.ReportVal(v); err == nil {
+					t.Fatalf("step %d: ReportVal(%v) accepted", k, v)
+				}
+			}
+			if res, err = va.ReportVal(p.ValLoss()); err != nil {
+				t.Fatalf("step %d: ReportVal: %v", k, err)
+			}
+			if _, err := va.ReportVal(p.ValLoss()); !errors.Is(err, schedule.ErrPhase) {
+				t.Fatalf("step %d: a second ReportVal: err = %v, want ErrPhase", k, err)
+			}
+		}
+		if !reflect.DeepEqual(res, want) {
+			t.Fatalf("step %d: after the wait the step gives\n%+v\nwant\n%+v", k, res, want)
+		}
+		if res.ResetMomentum {
+			clear(p.Mom)
+		}
+	}
+	if asked == 0 {
+		t.Errorf("%s asks for validation losses (AsksVal), but did not in %d steps", s.Name(), steps)
+	}
+	t.Logf("%s: %d validation losses asked for in %d steps", s.Name(), asked, steps)
 }

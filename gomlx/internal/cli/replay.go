@@ -137,7 +137,12 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var vals []replay.Validation
-	if _, ok := s.(schedule.Validator); ok {
+	va, asks := s.(schedule.ValAsker)
+	asks = asks && va.AsksVal()
+	if _, ok := s.(schedule.Validator); ok || asks {
+		if *runDir == "" && asks {
+			return fmt.Errorf("--method %s with probe_val=1 asks for validation losses during the probe: replay it with --run, whose events.csv has them", m)
+		}
 		if *runDir == "" {
 			fmt.Fprintf(stderr, "salsa replay: %s checks a validation loss at each epoch's end; without --run there are none, so only its own test drops\n", m)
 		} else {

@@ -161,8 +161,12 @@ const replayLR0 = 0.05
 func trainRun(t *testing.T, method string) string {
 	t.Helper()
 	all, test := synthSplit(480, 24, 1), synthSplit(100, 24, 2)
+	var sets [][2]string
+	if method == probeVal { // salsa-probe with probe_val=1
+		method, sets = "salsa-probe", [][2]string{{"probe_val", "1"}}
+	}
 	o := train.Options{Dataset: "mnist", Model: "logreg", Method: method, Preset: "paper", LR0: replayLR0,
-		Epochs: 4, Batch: 16, Seed: 3, Engine: "native"}
+		Epochs: 4, Batch: 16, Seed: 3, Engine: "native", Sets: sets}
 	sched, err := replay.Scheduler(method)
 	if err != nil {
 		t.Fatal(err)
@@ -206,8 +210,11 @@ func readFile(t *testing.T, path string) string {
 // a switch and drops), a drop test (sasa+), the hand schedule, the Adam
 // warmup, a -val method and plateau (whose validation losses come from
 // events.csv); --trace with --config run.json is the same.
+// probeVal names salsa-probe with probe_val=1 in trainRun.
+const probeVal = "salsa-probe/probe_val"
+
 func TestReplayRunDir(t *testing.T) {
-	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val", "plateau"} {
+	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val", "plateau", probeVal} {
 		t.Run(method, func(t *testing.T) {
 			dir := trainRun(t, method)
 			want := readFile(t, filepath.Join(dir, "events.csv"))
@@ -237,6 +244,10 @@ func TestReplayRunDir(t *testing.T) {
 				if kinds[schedule.KindValidation] != 4 {
 					t.Fatalf("%d validation checks, want 4", kinds[schedule.KindValidation])
 				}
+			case probeVal:
+				if kinds[schedule.KindValidation] == 0 || kinds[schedule.KindProbe] < 2 {
+					t.Fatalf("%d validation checks, %d probe events: want the probe's start and a window", kinds[schedule.KindValidation], kinds[schedule.KindProbe])
+				}
 			}
 			code, out, errs := run(t, "replay", "--run", dir)
 			if code != 0 || out != want || errs != "" {
@@ -245,6 +256,12 @@ func TestReplayRunDir(t *testing.T) {
 			code, out, errs = run(t, "replay", "--trace", filepath.Join(dir, "steps.csv.gz"), "--config", filepath.Join(dir, "run.json"))
 			if method == "salsa-val" || method == "plateau" { // without --run, no validation losses
 				if !strings.Contains(errs, "without --run there are none") {
+					t.Fatalf("--config: exit %d, stderr %q", code, errs)
+				}
+				return
+			}
+			if method == probeVal { // its decisions need them
+				if code != 1 || !strings.Contains(errs, "asks for validation losses during the probe: replay it with --run") {
 					t.Fatalf("--config: exit %d, stderr %q", code, errs)
 				}
 				return

@@ -141,7 +141,11 @@ func TestTrainPeersResume(t *testing.T) {
 		// the rate probe, stopped inside a window: the switch forced after step 5, windows of 2 steps (5% of 32)
 		{"salsa-budget", []string{"--set", "probe=1", "--set", "force_switch_at=5"}, 12, true},
 		// salsa-probe: the probe started early, stopped just after a copy was kept
-		{"salsa-probe", nil, 12, true}}
+		{"salsa-probe", nil, 12, true},
+		// with the validation loss asked for during the probe (the native
+		// engine and GoMLX's), 10% of the examples held out for it
+		{"salsa-probe", []string{"--set", "probe_val=1"}, 12, true},
+		{"salsa-probe", []string{"--set", "probe_val=1", "--engine", "gomlx"}, 12, true}}
 	for _, c := range cases {
 		method := c.method
 		if c.more != nil {
@@ -154,6 +158,9 @@ func TestTrainPeersResume(t *testing.T) {
 		}
 		if c.probe && !strings.Contains(readFile(t, filepath.Join(a, "events.csv")), ",probe,") {
 			t.Fatalf("%s: no probe event in events.csv", method)
+		}
+		if pv := slices.Contains(c.more, "probe_val=1"); c.probe && pv != strings.Contains(readFile(t, filepath.Join(a, "events.csv")), ",val_check,") {
+			t.Fatalf("%s: events.csv has a validation check: %v, want %v", method, !pv, pv)
 		}
 		code, stop, errs := run(t, peerArgs(c.method, b, append([]string{"--epochs", "2", "--max-steps", strconv.Itoa(c.stop)}, c.more...)...)...)
 		if code != 0 || !strings.HasPrefix(stop, fmt.Sprintf("stopped (--max-steps): steps=%d", c.stop)) {

@@ -269,6 +269,16 @@ func (e *gomlxEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	return out, err
 }
 
+// SetValidation gives the trainer the loss on sp, which a scheduler may ask
+// for after a step (salsagomlx.Trainer.SetValLoss), evaluated as Evaluate
+// does.
+func (e *gomlxEngine) SetValidation(sp *Split) {
+	e.tr.SetValLoss(func() (float64, error) {
+		loss, _, err := e.Evaluate(sp)
+		return loss, err
+	})
+}
+
 // RefreshBatches is the number of training batches over which the
 // batch-norm running statistics are recomputed at the evaluation point of
 // Schedule-Free (x) and of DoG (its average) before an evaluation.

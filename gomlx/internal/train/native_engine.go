@@ -35,6 +35,7 @@ type nativeEngine struct {
 	d           []float32
 	xb          []float32
 	yb          []int32
+	val         *Split // SetValidation: the split whose loss a scheduler may ask for
 }
 
 func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
@@ -149,6 +150,9 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 		return out, err
 	}
 	res, err := s.End(schedule.Observation{X1D: out.X1D, D2: out.D2})
+	if err == nil && res.NeedVal {
+		res, err = e.reportVal(s, res)
+	}
 	out.Result = res
 	if err == nil {
 		err = e.keepOrRollback(res)
@@ -157,6 +161,23 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 		err = e.ResetMomentum()
 	}
 	return out, err
+}
+
+// SetValidation gives Step the split whose loss a scheduler may ask for.
+func (e *nativeEngine) SetValidation(sp *Split) { e.val = sp }
+
+// reportVal evaluates the validation split at the parameters after the
+// update and reports its loss to s, which asked for it in res.
+func (e *nativeEngine) reportVal(s schedule.Scheduler, res schedule.Result) (schedule.Result, error) {
+	va, ok := s.(schedule.ValAsker)
+	if !ok || e.val == nil {
+		return res, fmt.Errorf("native engine: step %d: %s asks for the validation loss, and the engine has no validation split", res.Step, s.Name())
+	}
+	v, _, err := e.Evaluate(e.val)
+	if err != nil {
+		return res, err
+	}
+	return va.ReportVal(v)
 }
 
 // keepOrRollback copies the parameters as a candidate when res asks for

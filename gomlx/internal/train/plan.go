@@ -220,7 +220,7 @@ var setKeys = map[string]string{
 	"adam_beta2":    "Adam β2 (0.999)",
 	"adam_eps":      "Adam ε (1e-8)",
 	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4); schedule-free-*, cosine, wsd: (default 5% of epochs)",
-	"val_fraction":  "-val methods and plateau on images: fraction of the training set held out for validation (default 0.1)",
+	"val_fraction":  "-val methods, plateau and probe_val=1 on images: fraction of the training set held out for validation (default 0.1)",
 }
 
 // SetKeys lists every --set key with its help.
@@ -265,7 +265,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		p.Direction = Direction{Kind: "adam", WeightDecay: m.WD, DecayAll: m.DecayAll, Clip: m.Clip, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 1e-8}
 	}
 	p.WarmupEpochs = float64(o.Epochs) / 4
-	if strings.HasSuffix(o.Method, "-val") && !m.Text {
+	if (strings.HasSuffix(o.Method, "-val") || probeVal(o.Sets)) && !m.Text {
 		p.ValFraction = 0.1
 	}
 	applyPeer(p, m.Text)
@@ -338,7 +338,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			p.WarmupEpochs = f
 		case "val_fraction":
 			if p.ValFraction == 0 {
-				return nil, fmt.Errorf("--set val_fraction applies to the -val methods on images only (language models validate on the text's validation split)")
+				return nil, fmt.Errorf("--set val_fraction applies to the -val methods and to probe_val=1 on images only (language models validate on the text's validation split)")
 			}
 			if !(f > 0 && f < 1) {
 				return nil, fmt.Errorf("--set val_fraction=%s: must be in (0, 1)", v)
@@ -401,6 +401,20 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// probeVal reports whether sets turn on the probe's validation check
+// (probe_val=1), which needs a validation split; a bad value is reported
+// where the schedule's keys are set.
+func probeVal(sets [][2]string) bool {
+	on := false
+	for _, kv := range sets {
+		if kv[0] == "probe_val" {
+			var c schedule.Config
+			on = c.Set(kv[0], kv[1]) == nil && c.Tail.ProbeVal
+		}
+	}
+	return on
 }
 
 // KeyApplies returns nil if --set k does something for method, else the

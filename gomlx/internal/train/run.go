@@ -50,6 +50,13 @@ type Engine interface {
 	ResetMomentum() error
 }
 
+// valSetter is an engine whose Step can report the validation loss a
+// scheduler asks for ([schedule.Result.NeedVal]), evaluated on the split
+// given, as Evaluate does.
+type valSetter interface {
+	SetValidation(sp *Split)
+}
+
 // Batch says which training data a step uses.
 type Batch struct {
 	Idx   []int // classifiers: the examples
@@ -302,6 +309,18 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 		if err := writeRunJSON(out, RunJSON{Plan: p, Engine: engineName, Versions: Versions(), Data: p.Data}); err != nil {
 			return nil, err
 		}
+	}
+	if va, ok := sched.(schedule.ValAsker); ok && va.AsksVal() {
+		// salsa-probe with probe_val=1: the engine evaluates the validation
+		// split when a step asks
+		vs, ok := eng.(valSetter)
+		switch {
+		case val == nil:
+			return nil, fmt.Errorf("--method %s with --set probe_val=1 asks for validation losses: the data has no validation split (give --hold-out)", p.Options.Method)
+		case !ok:
+			return nil, fmt.Errorf("--method %s with --set probe_val=1: the %s engine cannot evaluate a validation loss between steps", p.Options.Method, eng.Name())
+		}
+		vs.SetValidation(val)
 	}
 	// save writes the logs and the checkpoint; at an epoch's end (epoch !=
 	// nil) the epoch's rows become part of the logs for good.
