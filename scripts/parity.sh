@@ -22,6 +22,7 @@
 # heldout6: the sixth, docs/parity/heldout6.md, salsa-probe with the copy kept only once the next loss confirms it; heldout6-peers: Schedule-Free AdamW;
 # confirm: the ten-seed runs (seeds-h4-method, -h9, -h14, -h17) that change run again;
 # heldout7: the seventh, docs/parity/heldout7.md, salsa-probe; heldout7-retry: with probe_retry=1; heldout7-peers: Schedule-Free AdamW;
+# heldout8: the eighth, docs/parity/heldout8.md, salsa-probe; heldout8-val: with probe_val=1; heldout8-peers: Schedule-Free AdamW;
 # retry: probe_retry=1 over ten seeds on the tasks seen before it, the runs it cannot alter copied, into runs/parity/retry-TASK;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
@@ -30,7 +31,7 @@
 # seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
 # later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, seeds-cnn, seeds-resnet20, and after H25–H29 seeds-h25 to seeds-h29:
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
-# NOBUILD=1 uses the bin/salsa there is; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
+# NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -250,19 +251,24 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
-		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs
-		set=${part%-peers} set=${set%-retry} hs=(17 18 19 20)
+		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
+		# heldout8.md, before probe_val was made; heldout8-val: salsa-probe with probe_val=1
+		set=${part%-peers} set=${set%-retry} set=${set%-val} hs=(17 18 19 20)
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
 		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
+		[ "$set" = heldout8 ] && hs=(30 31 32 33 34)
+		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
+			elif [ "$part" = heldout8-val ]; then
+				parity $set-val-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_val=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			else
 				PEERS=1 parity $set-h$h-peers parity/$set-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			fi

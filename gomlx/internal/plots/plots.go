@@ -530,10 +530,11 @@ func ownStepName(method string) string {
 // was not renewed, has a mark of its own, and so does the step after a
 // kept window whose loss, at the candidate copy, was an outlier, so that
 // the candidate was not kept, and so does a window rejected on its mean
-// whose rate was tried for one more window (probe_retry). It returns the
-// rates marked.
+// whose rate was tried for one more window (probe_retry), and so do two
+// outliers in a row that the validation loss overruled (probe_val). It
+// returns the rates marked.
 func (f *fig) addProbe(r *run) []float64 {
-	var sx, sy, kx, ky, ox, oy, cx, cy, rx, ry, fx, fy []float64
+	var sx, sy, kx, ky, ox, oy, cx, cy, rx, ry, vx, vy, fx, fy []float64
 	for _, e := range r.events {
 		switch {
 		case e.Kind != schedule.KindProbe:
@@ -545,6 +546,8 @@ func (f *fig) addProbe(r *run) []float64 {
 			cx, cy = append(cx, float64(e.Step)), append(cy, e.NewLR)
 		case e.Reason == schedule.ReasonRetry:
 			rx, ry = append(rx, float64(e.Step)), append(ry, e.NewLR)
+		case e.Reason == schedule.ReasonOverruled:
+			vx, vy = append(vx, float64(e.Step)), append(vy, e.NewLR)
 		case e.Accept:
 			kx, ky = append(kx, float64(e.Step)), append(ky, e.NewLR)
 		default:
@@ -561,6 +564,7 @@ func (f *fig) addProbe(r *run) []float64 {
 		{"probe window (%d): rate kept, outlier last: no copy", ox, oy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe (%d): outlier at the window's copy: not kept", cx, cy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
 		{"probe window (%d): rejected, rate tried again", rx, ry, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
+		{"probe (%d): two outliers, overruled by the validation loss", vx, vy, draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: 4, Shape: draw.TriangleGlyph{}}},
 		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
 	} {
 		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
@@ -571,7 +575,7 @@ func (f *fig) addProbe(r *run) []float64 {
 			f.scatter(name, pts, m.glyph)
 		}
 	}
-	return slices.Concat(sy, ky, oy, cy, ry, fy)
+	return slices.Concat(sy, ky, oy, cy, ry, vy, fy)
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the
@@ -609,6 +613,20 @@ func lossPlot(r *run) *fig {
 			}
 			f.linePoints(s.name, pts, lineStyle(plotutil.Color(i+1), 1.5, plotutil.Dashes(i)), g)
 			all = append(all, ys...)
+		}
+	}
+	// the validation losses the rate probe asked for (probe_val): at its
+	// start, at the end of each window it kept, and at two outliers in a row
+	if slices.ContainsFunc(r.events, func(e schedule.Event) bool { return e.Kind == schedule.KindProbe }) {
+		var vx, vy []float64
+		for _, e := range r.events {
+			if e.Kind == schedule.KindValidation {
+				vx, vy = append(vx, float64(e.Step)), append(vy, e.ValLoss)
+			}
+		}
+		if pts := series(vx, vy, true); len(pts) > 0 {
+			f.scatter("validation loss the probe asked for", pts, draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: 3, Shape: draw.TriangleGlyph{}})
+			all = append(all, vy...)
 		}
 	}
 	if len(all) == 0 {

@@ -961,6 +961,29 @@ func TestPlotProbe(t *testing.T) {
 			break
 		}
 	}
+	// two outliers overruled by the validation loss (probe_val) have their
+	// own mark too, apart from the windows
+	for i, e := range r.events {
+		if e.Kind == schedule.KindProbe && e.Accept && e.Reason == "" {
+			v := schedule.Event{Step: e.Step - 1, Kind: schedule.KindProbe, Count: e.Count - 1, Mean: 10, Prev: e.Prev, Accept: true,
+				NewLR: e.NewLR, Reason: schedule.ReasonOverruled}
+			r.events = slices.Insert(slices.Clone(r.events), i, v)
+			got := curves(lrPlot(r))
+			if want := (plotter.XYs{{X: float64(v.Step), Y: v.NewLR}}); !slices.Equal(got["probe (1): two outliers, overruled by the validation loss"], want) ||
+				!slices.Equal(got[fmt.Sprintf("probe window (%d): rate kept", len(kept))], kept) {
+				t.Errorf("overruled outliers: want them marked %v apart from the kept windows %v (figure's series: %v)", want, kept, got)
+			}
+			r.events = slices.Delete(r.events, i, i+1)
+			// the validation loss it asked for is drawn on the loss figure
+			c := schedule.Event{Step: v.Step, Kind: schedule.KindValidation, ValLoss: 1.25, BestLoss: 1.5}
+			r.events = slices.Insert(slices.Clone(r.events), i, c)
+			if got := curves(lossPlot(r))["validation loss the probe asked for"]; !slices.Equal(got, plotter.XYs{{X: float64(c.Step), Y: 1.25}}) {
+				t.Errorf("the loss figure's validation losses of the probe: %v, want step %d at 1.25", got, c.Step)
+			}
+			r.events = slices.Delete(r.events, i, i+1)
+			break
+		}
+	}
 	wantLabel := fmt.Sprintf("decay to 0 from %.3g, %s (step %d)", decay.NewLR, decay.Reason, decay.Step)
 	var labels []string
 	for _, r := range f.labelled {
