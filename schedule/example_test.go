@@ -143,3 +143,70 @@ func ExampleNew_salsaProbe() {
 	// step 491: decay to 0 from lr=0.97 (rollback)
 	// |x| = 0.00
 }
+
+// A loop of your own with the probe's validation check (TailConfig.ProbeVal,
+// --set probe_val=1): when End sets NeedVal, the step's decisions wait for
+// the validation loss at the parameters after the update, reported with
+// ReportVal, whose Result replaces End's. Here the validation loss is the
+// loss at ξ = 0.
+func ExampleTail_ReportVal() {
+	cfg, _ := schedule.Defaults(schedule.PresetPaper, 2000, 20, 0.01)
+	cfg.SetBudget(3000, 0)
+	cfg.Tail.ProbeVal = true
+	s, err := schedule.New("salsa-probe", cfg)
+	if err != nil {
+		panic(err)
+	}
+	va := s.(schedule.ValAsker)
+
+	x, h, beta := 5.0, 0.0, 0.9
+	cand, kept := math.NaN(), math.NaN()
+	noise := []float64{0.3, -0.1, 0.2, -0.4, 0.1, -0.2, 0.4, -0.3}
+	for k := 1; k <= 3000; k++ {
+		xi := noise[k%len(noise)]
+		loss := func(x float64) float64 { return 0.5 * (x - xi) * (x - xi) }
+		g := x - xi
+		req, err := s.Begin(loss(x), g*g)
+		if err != nil {
+			panic(err)
+		}
+		for req.Eval {
+			req, _ = s.Trial(loss(x - req.Eta*g))
+		}
+		h = beta*h + (1-beta)*g
+		x -= req.LR * h
+		res, err := s.End(schedule.Observation{X1D: x * h, D2: h * h})
+		if err == nil && res.NeedVal {
+			res, err = va.ReportVal(0.5 * x * x) // the validation loss at x_{k+1}
+		}
+		if err != nil {
+			panic(err)
+		}
+		if res.Save {
+			cand = x
+		}
+		if res.Confirm {
+			kept = cand
+		}
+		if res.Rollback {
+			x = kept
+		}
+		if res.ResetMomentum {
+			h = 0
+		}
+		for _, e := range res.Events {
+			switch e.Kind {
+			case schedule.KindValidation:
+				fmt.Printf("step %d: validation loss %.4f asked for (reference %.4f)\n", e.Step, e.ValLoss, e.BestLoss)
+			case schedule.KindDecay:
+				fmt.Printf("step %d: decay to 0 from lr=%.3g (%s)\n", e.Step, e.NewLR, e.Reason)
+			}
+		}
+	}
+	fmt.Printf("|x| = %.2f\n", math.Abs(x))
+	// Output:
+	// step 191: validation loss 0.0002 asked for (reference +Inf)
+	// step 341: validation loss 0.0016 asked for (reference 0.0002)
+	// step 491: decay to 0 from lr=0.97 (rollback)
+	// |x| = 0.00
+}
