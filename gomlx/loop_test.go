@@ -413,14 +413,11 @@ func TestSearchDirectionMustAgree(t *testing.T) {
 	}
 }
 
-// TestNewTrainerRollback: salsa-budget's rate probe with rollbacks inside a
-// stock train.Loop. The Optimizer keeps the trainable variables when the
-// scheduler asks (Result.Save), keeps the copy it confirms (Result.Confirm),
-// and a failed rate puts that back exactly, with the momentum zeroed; the
-// release that follows deletes the copies.
-// Keeping them adds variables to the store but recompiles no train graph.
-func TestNewTrainerRollback(t *testing.T) {
-	const in, out, batch, steps = 4, 3, 16, 300
+// probeLoop is the stock train.Loop of the probe's tests: a linear model of
+// 4 inputs and 3 classes, its Optimizer at α_0 0.01 with weight decay 1e-3.
+func probeLoop(t *testing.T) (*model.Store, *Optimizer, *train.Loop) {
+	t.Helper()
+	const in, out = 4, 3
 	r := rand.New(rand.NewPCG(3, 4))
 	w0 := normalWeights(r, in*out, 0.3)
 	store := model.NewStore()
@@ -429,7 +426,18 @@ func TestNewTrainerRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	trainer := NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)), meanCE, opt, nil, nil)
-	loop := train.NewLoop(trainer)
+	return store, opt, train.NewLoop(trainer)
+}
+
+// TestNewTrainerRollback: salsa-budget's rate probe with rollbacks inside a
+// stock train.Loop. The Optimizer keeps the trainable variables when the
+// scheduler asks (Result.Save), keeps the copy it confirms (Result.Confirm),
+// and a failed rate puts that back exactly, with the momentum zeroed; the
+// release that follows deletes the copies.
+// Keeping them adds variables to the store but recompiles no train graph.
+func TestNewTrainerRollback(t *testing.T) {
+	const batch, steps = 16, 300
+	store, opt, loop := probeLoop(t)
 	inner := testSALSAAlong(t, 0.01, 0, schedule.AlongG)
 	s, err := schedule.NewTail(schedule.TailConfig{Steps: steps, Fraction: 0.2, FromSwitch: true, Probe: true,
 		ProbeEarly: true, ProbeRollback: true}, inner)
@@ -497,16 +505,8 @@ func TestNewTrainerRollback(t *testing.T) {
 // steps whose End asks, and the step's Result (LastResult) is the one that
 // ReportVal returned, with the validation loss in its event.
 func TestNewTrainerProbeVal(t *testing.T) {
-	const in, out, batch, steps = 4, 3, 16, 300
-	r := rand.New(rand.NewPCG(3, 4))
-	w0 := normalWeights(r, in*out, 0.3)
-	store := model.NewStore()
-	opt, err := NewOptimizer(store, Config{LR: 0.01, Beta: 0.9, Nu: 1, WeightDecay: 1e-3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	trainer := NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)), meanCE, opt, nil, nil)
-	loop := train.NewLoop(trainer)
+	const batch, steps = 16, 300
+	_, opt, loop := probeLoop(t)
 	tc := schedule.TailConfig{Steps: steps, Fraction: 0.2, FromSwitch: true}.WithProbe()
 	tc.ProbeVal = true
 	s, err := schedule.NewTail(tc, testSALSAAlong(t, 0.01, 0, schedule.AlongG))
