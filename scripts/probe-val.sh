@@ -13,6 +13,9 @@
 #       per task and lr0: salsa-probe's median final test metric over the
 #       ten seeds without and with probe_val (the changed runs of OUT...
 #       replacing theirs), with the gaps to the tuned shb-hand's median
+#   bash scripts/probe-val.sh ab 3 cnn 0.1
+#       the cost: one run without and with probe_val=1, alternated, N
+#       times (docs/parity: lstm 0.01, cnn 0.1, resnet20 0.1, mlp 0.1, h7 0.1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cmd=${1:-}; shift || true
@@ -89,8 +92,31 @@ cmp)
 	  go = gap(mo, $3, $4); gn = gap(mn, $3, $4); u = $4 ? "%" : " pp"
 	  printf "| %s | %s | %d | %s | %s (%+.2f%s)%s | %s (%+.2f%s)%s |\n", $1, $2, $5, v($3, $4), v(mo, $4), go, u, ok(go, $4) ? "" : " **miss**", v(mn, $4), gn, u, ok(gn, $4) ? "" : " **miss**" }'
 	;;
+ab) # N TASK LR0: one salsa-probe run of TASK (seed 1) without and with probe_val=1, N times alternated, in salsa compare
+	# as the parity runs (10% held out, the tuned shb-hand runs of runs/parity/seeds-TASK copied in); the run's own seconds
+	n=$1 t=$2 lr=$3
+	source scripts/tasks.sh
+	task_args "$t"
+	d=runs/parity/seeds-$t
+	tl=$(EPOCHS=1 bash scripts/parity-summary.sh "$d" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//')
+	tl2=$(ls -d "$d"/runs/shb-hand-lr*-s1 | sed 's/.*shb-hand-lr//; s/-s1$//' | grep -vx "$tl" | head -1)
+	for i in $(seq "$n"); do
+		for v in 0 1; do
+			extra=()
+			[ "$v" = 1 ] && extra=(--set probe_val=1)
+			o=${TMPDIR:-/tmp}/probe-val-ab/$t-$v-$i
+			rm -rf "$o"
+			mkdir -p "$o/runs"
+			cp -r "$d/runs/shb-hand-lr$tl-s1" "$d/runs/shb-hand-lr$tl2-s1" "$o/runs/"
+			./bin/salsa compare --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(printf '%s\n' "$tl" "$tl2" | sort -g | paste -sd,)" \
+				--start-lr0s "$lr" --seeds 1 --no-plots "${extra[@]}" --out "$o" >/dev/null 2>&1
+			r=$o/runs/salsa-probe-lr$lr-s1
+			echo "$t probe_val=$v try=$i run_seconds=$(tail -1 "$r/epochs.csv" | awk -F, '{print $(NF-1)}') asks=$(grep -c val_check "$r/events.csv") final_test_loss=$(tail -1 "$r/epochs.csv" | cut -d, -f5)"
+		done
+	done
+	;;
 *)
-	sed -n '2,17p' "$0"
+	sed -n '2,18p' "$0"
 	exit 2
 	;;
 esac
