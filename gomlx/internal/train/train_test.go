@@ -321,6 +321,31 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("--method %s --set %s=%s: %v", c[0], c[1], c[2], err)
 		}
 	}
+	// probe_val=1 holds out 10% of an image set for its validation loss,
+	// or val_fraction of it; without it salsa-probe holds out nothing, and
+	// val_fraction is refused
+	for _, c := range []struct {
+		sets [][2]string
+		nval int
+		err  string
+	}{
+		{[][2]string{{"probe_val", "1"}}, 64, ""},
+		{[][2]string{{"probe_val", "1"}, {"val_fraction", "0.25"}}, 160, ""},
+		{nil, 0, ""},
+		{[][2]string{{"val_fraction", "0.25"}}, 0, "--set val_fraction applies to the -val methods and to probe_val=1 on images only"},
+	} {
+		o := base
+		o.Method, o.Sets = "salsa-probe", c.sets
+		p, err := NewPlan(o, 640)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("salsa-probe --set %v: err = %v, want %q", c.sets, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("salsa-probe --set %v: %v", c.sets, err)
+		case c.err == "" && (p.NVal != c.nval || p.Schedule.Tail.ProbeVal != (len(c.sets) > 0)):
+			t.Errorf("salsa-probe --set %v: %d examples held out, ProbeVal %v; want %d", c.sets, p.NVal, p.Schedule.Tail.ProbeVal, c.nval)
+		}
+	}
 	// A cut past the budget is allowed, with a warning (as MultiStepLR).
 	late := base
 	late.Method, late.Drops = "shb-hand", []int{2, 5}
