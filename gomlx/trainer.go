@@ -112,7 +112,7 @@ func (t *Trainer) SetValLoss(f func() (float64, error)) { t.valLoss = f }
 // checkVal refuses a scheduler that asks for validation losses when the
 // Trainer has no way to evaluate one.
 func (t *Trainer) checkVal(s schedule.Scheduler) error {
-	if va, ok := s.(schedule.ValAsker); ok && va.AsksVal() && t.valLoss == nil {
+	if schedule.AsksVal(s) && t.valLoss == nil {
 		return fmt.Errorf("salsagomlx: scheduler %s asks for the validation loss after some steps (TailConfig.ProbeVal): "+
 			"give the Trainer a way to evaluate it with SetValLoss", s.Name())
 	}
@@ -464,18 +464,8 @@ func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, e
 		s.Abort()
 		return res, err
 	}
-	if res.NeedVal {
-		va, ok := s.(schedule.ValAsker)
-		if !ok || t.valLoss == nil {
-			return res, fmt.Errorf("salsagomlx: step %d: scheduler %s asks for the validation loss: give the Trainer SetValLoss", res.Step, s.Name())
-		}
-		v, err := t.valLoss()
-		if err != nil {
-			return res, fmt.Errorf("salsagomlx: step %d: the validation loss %s asked for: %w", res.Step, s.Name(), err)
-		}
-		if res, err = va.ReportVal(v); err != nil {
-			return res, err
-		}
+	if res, err = schedule.AnswerVal(s, res, t.valLoss); err != nil {
+		return res, fmt.Errorf("salsagomlx: %w (Trainer.SetValLoss gives the validation loss)", err)
 	}
 	if err := t.keepOrRollback(res); err != nil {
 		return res, err

@@ -176,8 +176,7 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 	var evs []schedule.Event
 	var rep Report
 	wv, _ := s.(schedule.Validator)
-	va, _ := s.(schedule.ValAsker)
-	asks := va != nil && va.AsksVal()
+	asks := schedule.AsksVal(s)
 	if len(vals) > 0 {
 		if wv == nil && !asks {
 			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s does not validate (a -val method or plateau does, or salsa-probe with probe_val=1)", len(vals), s.Name())
@@ -234,7 +233,8 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 			if len(vals) == 0 || vals[0].Step != k {
 				return evs, rep, fmt.Errorf("replay: step %d: %s asks for the validation loss, and the run's events have none at this step", k, s.Name())
 			}
-			if res, err = va.ReportVal(vals[0].Loss); err != nil {
+			loss := vals[0].Loss
+			if res, err = schedule.AnswerVal(s, res, func() (float64, error) { return loss, nil }); err != nil {
 				return evs, rep, fmt.Errorf("replay: %w", err)
 			}
 			vals = vals[1:]

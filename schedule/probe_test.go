@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -849,4 +850,62 @@ func TestProbeValSuite(t *testing.T) {
 	}
 	c.Tail = schedule.TailConfig{Steps: 400, Fraction: 0.2, ProbeVal: true}
 	wantRefused(t, c, "TailConfig.ProbeVal = true: needs Probe (--set probe=1)")
+}
+
+// TestAnswerVal: the caller's side of NeedVal. A Result that does not ask
+// passes through; one that asks is answered with the loss given, and the
+// Result is the step's. A nil loss, an error from it and a scheduler that
+// is not a ValAsker are errors, and leave the Tail waiting for ReportVal.
+func TestAnswerVal(t *testing.T) {
+	cfg := small(schedule.PresetPaper)
+	cfg.SetBudget(200, 0)
+	cfg.Tail.Probe, cfg.Tail.ProbeVal = true, true
+	cfg.ForceSwitchAt = 20
+	s := mustNewTail(t, cfg)
+	if !schedule.AsksVal(s) || schedule.AsksVal(mustCut(t)) {
+		t.Fatalf("AsksVal: salsa-budget with ProbeVal %v, cut %v; want true, false", schedule.AsksVal(s), schedule.AsksVal(mustCut(t)))
+	}
+	calls := 0
+	loss := func() (float64, error) { calls++; return 2, nil }
+	var res schedule.Result
+	for k := 1; k <= 20; k++ {
+		req, err := s.Begin(1, 1)
+		for err == nil && req.Eval {
+			req, err = s.Trial(0.5)
+		}
+		if err == nil {
+			res, err = s.End(schedule.Observation{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k < 20 {
+			if got, err := schedule.AnswerVal(s, res, loss); err != nil || !reflect.DeepEqual(got, res) || calls != 0 {
+				t.Fatalf("step %d: a Result that does not ask: %+v, %v, %d calls", k, got, err, calls)
+			}
+		}
+	}
+	if !res.NeedVal {
+		t.Fatal("the probe's start did not ask for the validation loss")
+	}
+	for _, c := range []struct {
+		s    schedule.Scheduler
+		loss func() (float64, error)
+		want string
+	}{
+		{s, nil, "there is none to give"},
+		{s, func() (float64, error) { return 0, errors.New("no data") }, "no data"},
+		{mustCut(t), loss, "is not a ValAsker"},
+	} {
+		if _, err := schedule.AnswerVal(c.s, res, c.loss); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("AnswerVal: err = %v, want %q", err, c.want)
+		}
+	}
+	if _, err := s.Begin(1, 1); !errors.Is(err, schedule.ErrPhase) {
+		t.Fatalf("after the failed answers the Tail is not waiting: Begin err = %v", err)
+	}
+	got, err := schedule.AnswerVal(s, res, loss)
+	if err != nil || got.NeedVal || calls != 1 || len(got.Events) == 0 || got.Events[len(got.Events)-1].ValLoss != 2 {
+		t.Errorf("the answer: %+v, %v, %d calls; want the step's Result with the validation loss 2", got, err, calls)
+	}
 }

@@ -14,9 +14,7 @@
 //	}
 //	x -= req.LR * d                 // the update x_{k+1} = x_k − α_k d_k
 //	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
-//	if res.NeedVal {                // salsa-probe with ProbeVal only
-//		res, err = s.(schedule.ValAsker).ReportVal(valLoss(x))
-//	}
+//	res, err = schedule.AnswerVal(s, res, valLoss) // salsa-probe with ProbeVal: NeedVal
 //	if res.Save { cand = copy(x) }           // salsa-budget's probe only
 //	if res.Confirm { keep, cand = cand, nil } // idem: the candidate is kept
 //	if res.Rollback { x = copy(keep) }       // idem, with ResetMomentum set
@@ -305,6 +303,38 @@ type ValAsker interface {
 	// A non-finite loss is rejected with the state left as it was, still
 	// waiting; a call when nothing was asked for returns [ErrPhase].
 	ReportVal(loss float64) (Result, error)
+}
+
+// AsksVal reports whether s may ask for the validation loss after a step:
+// a [ValAsker] whose AsksVal is true. A caller that cannot evaluate one
+// refuses such a scheduler.
+func AsksVal(s Scheduler) bool {
+	va, ok := s.(ValAsker)
+	return ok && va.AsksVal()
+}
+
+// AnswerVal is the caller's side of [Result.NeedVal]: when res, the Result
+// of s.End, asks for the validation loss, it calls loss for the loss at the
+// parameters after the update and reports it with [ValAsker.ReportVal],
+// returning the step's Result; otherwise it returns res. A scheduler that
+// asks without being a ValAsker, a nil loss and an error from loss are
+// errors, and leave s waiting.
+func AnswerVal(s Scheduler, res Result, loss func() (float64, error)) (Result, error) {
+	if !res.NeedVal {
+		return res, nil
+	}
+	va, ok := s.(ValAsker)
+	switch {
+	case !ok:
+		return res, fmt.Errorf("schedule: step %d: %s set NeedVal but is not a ValAsker", res.Step, s.Name())
+	case loss == nil:
+		return res, fmt.Errorf("schedule: step %d: %s asks for the validation loss, and there is none to give", res.Step, s.Name())
+	}
+	v, err := loss()
+	if err != nil {
+		return res, fmt.Errorf("schedule: step %d: the validation loss %s asked for: %w", res.Step, s.Name(), err)
+	}
+	return va.ReportVal(v)
 }
 
 // Validator is a scheduler that also steps on a validation loss, reported

@@ -18,6 +18,11 @@
 #       times (docs/parity: lstm 0.01, cnn 0.1, resnet20 0.1, mlp 0.1, h7 0.1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# tuned_lr DIR: the lr of the shb-hand row picked on validation in DIR's
+# runs (parity-summary.sh EPOCHS=1, which needs no checkpoint)
+tuned_lr() {
+	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
+}
 cmd=${1:-}; shift || true
 case $cmd in
 jobs)
@@ -63,7 +68,7 @@ cmp)
 	shift
 	for d in "$@"; do
 		b=$(basename "$d")
-		tl=$(EPOCHS=1 bash scripts/parity-summary.sh "$d" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//')
+		tl=$(tuned_lr "$d")
 		lstm=0
 		grep -q tinyshakespeare "$d/runs/salsa-probe-lr0.01-s1/run.json" && lstm=1
 		col=6
@@ -98,7 +103,7 @@ ab) # N TASK LR0: one salsa-probe run of TASK (seed 1) without and with probe_va
 	source scripts/tasks.sh
 	task_args "$t"
 	d=runs/parity/seeds-$t
-	tl=$(EPOCHS=1 bash scripts/parity-summary.sh "$d" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//')
+	tl=$(tuned_lr "$d")
 	tl2=$(ls -d "$d"/runs/shb-hand-lr*-s1 | sed 's/.*shb-hand-lr//; s/-s1$//' | grep -vx "$tl" | head -1)
 	for i in $(seq "$n"); do
 		for v in 0 1; do

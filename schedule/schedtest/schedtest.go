@@ -109,14 +109,10 @@ func (p *Problem) ValLoss() float64 { return p.loss(p.X, make([]float64, len(p.X
 // otherwise it returns res. It is an error for a scheduler to ask when it
 // is not a [schedule.ValAsker] whose AsksVal is true.
 func (p *Problem) ReportVal(s schedule.Scheduler, res schedule.Result) (schedule.Result, error) {
-	if !res.NeedVal {
-		return res, nil
-	}
-	va, ok := s.(schedule.ValAsker)
-	if !ok || !va.AsksVal() {
+	if res.NeedVal && !schedule.AsksVal(s) {
 		return res, fmt.Errorf("%s: step %d: End set NeedVal, but the scheduler does not ask for validation losses (ValAsker.AsksVal)", s.Name(), res.Step)
 	}
-	return va.ReportVal(p.ValLoss())
+	return schedule.AnswerVal(s, res, func() (float64, error) { return p.ValLoss(), nil })
 }
 
 // gradient returns the noise of step k, the gradient g_k, the loss f(x_k)

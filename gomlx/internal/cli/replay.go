@@ -137,8 +137,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var vals []replay.Validation
-	va, asks := s.(schedule.ValAsker)
-	asks = asks && va.AsksVal()
+	asks := schedule.AsksVal(s)
 	if _, ok := s.(schedule.Validator); ok || asks {
 		if *runDir == "" && asks {
 			return fmt.Errorf("--method %s with probe_val=1 asks for validation losses during the probe: replay it with --run, whose events.csv has them", m)

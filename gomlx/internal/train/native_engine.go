@@ -150,8 +150,8 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 		return out, err
 	}
 	res, err := s.End(schedule.Observation{X1D: out.X1D, D2: out.D2})
-	if err == nil && res.NeedVal {
-		res, err = e.reportVal(s, res)
+	if err == nil {
+		res, err = schedule.AnswerVal(s, res, e.valLoss)
 	}
 	out.Result = res
 	if err == nil {
@@ -166,18 +166,14 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 // SetValidation gives Step the split whose loss a scheduler may ask for.
 func (e *nativeEngine) SetValidation(sp *Split) { e.val = sp }
 
-// reportVal evaluates the validation split at the parameters after the
-// update and reports its loss to s, which asked for it in res.
-func (e *nativeEngine) reportVal(s schedule.Scheduler, res schedule.Result) (schedule.Result, error) {
-	va, ok := s.(schedule.ValAsker)
-	if !ok || e.val == nil {
-		return res, fmt.Errorf("native engine: step %d: %s asks for the validation loss, and the engine has no validation split", res.Step, s.Name())
+// valLoss is the loss on the validation split at the parameters, for a
+// scheduler that asks for it after a step (schedule.AnswerVal).
+func (e *nativeEngine) valLoss() (float64, error) {
+	if e.val == nil {
+		return 0, fmt.Errorf("native engine: no validation split (SetValidation)")
 	}
-	v, _, err := e.Evaluate(e.val)
-	if err != nil {
-		return res, err
-	}
-	return va.ReportVal(v)
+	loss, _, err := e.Evaluate(e.val)
+	return loss, err
 }
 
 // keepOrRollback copies the parameters as a candidate when res asks for

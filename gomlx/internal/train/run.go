@@ -310,7 +310,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 			return nil, err
 		}
 	}
-	if va, ok := sched.(schedule.ValAsker); ok && va.AsksVal() {
+	if schedule.AsksVal(sched) {
 		// salsa-probe with probe_val=1: the engine evaluates the validation
 		// split when a step asks
 		vs, ok := eng.(valSetter)
