@@ -171,16 +171,8 @@ func (c *Cosine) MarshalBinary() ([]byte, error) { return c.marshal(c.cfg) }
 
 // UnmarshalBinary restores a snapshot into any Cosine value.
 func (c *Cosine) UnmarshalBinary(data []byte) error {
-	var cfg CosineConfig
-	var st budgetState
-	if err := unmarshalSnapshot(data, "cosine", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewCosine(cfg)
+	n, err := restore(data, "cosine", NewCosine, func(n *Cosine, st budgetState) error { return n.setStep(st.Step) })
 	if err != nil {
-		return err
-	}
-	if err := n.setStep(st.Step); err != nil {
 		return err
 	}
 	n.opt = c.opt
@@ -227,16 +219,8 @@ func (w *WSD) MarshalBinary() ([]byte, error) { return w.marshal(w.cfg) }
 
 // UnmarshalBinary restores a snapshot into any WSD value.
 func (w *WSD) UnmarshalBinary(data []byte) error {
-	var cfg WSDConfig
-	var st budgetState
-	if err := unmarshalSnapshot(data, "wsd", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewWSD(cfg)
+	n, err := restore(data, "wsd", NewWSD, func(n *WSD, st budgetState) error { return n.setStep(st.Step) })
 	if err != nil {
-		return err
-	}
-	if err := n.setStep(st.Step); err != nil {
 		return err
 	}
 	n.opt = w.opt

@@ -121,16 +121,8 @@ func (c *Constant) MarshalBinary() ([]byte, error) { return c.marshal(c.cfg) }
 
 // UnmarshalBinary restores a snapshot into any Constant value.
 func (c *Constant) UnmarshalBinary(data []byte) error {
-	var cfg ConstantConfig
-	var st handState
-	if err := unmarshalSnapshot(data, "constant", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewConstant(cfg)
+	n, err := restore(data, "constant", NewConstant, (*Constant).setState)
 	if err != nil {
-		return err
-	}
-	if err := n.setState(st); err != nil {
 		return err
 	}
 	n.opt = c.opt
@@ -159,16 +151,8 @@ func (c *Cut) MarshalBinary() ([]byte, error) { return c.marshal(c.cfg) }
 
 // UnmarshalBinary restores a snapshot into any Cut value.
 func (c *Cut) UnmarshalBinary(data []byte) error {
-	var cfg CutConfig
-	var st handState
-	if err := unmarshalSnapshot(data, "cut", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewCut(cfg)
+	n, err := restore(data, "cut", NewCut, (*Cut).setState)
 	if err != nil {
-		return err
-	}
-	if err := n.setState(st); err != nil {
 		return err
 	}
 	n.opt = c.opt
@@ -197,16 +181,8 @@ func (w *Warmup) MarshalBinary() ([]byte, error) { return w.marshal(w.cfg) }
 
 // UnmarshalBinary restores a snapshot into any Warmup value.
 func (w *Warmup) UnmarshalBinary(data []byte) error {
-	var cfg WarmupConfig
-	var st handState
-	if err := unmarshalSnapshot(data, "warmup", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewWarmup(cfg)
+	n, err := restore(data, "warmup", NewWarmup, (*Warmup).setState)
 	if err != nil {
-		return err
-	}
-	if err := n.setState(st); err != nil {
 		return err
 	}
 	n.opt = w.opt

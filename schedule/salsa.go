@@ -230,16 +230,8 @@ func (s *SALSA) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary restores a snapshot into any SALSA value.
 func (s *SALSA) UnmarshalBinary(data []byte) error {
-	var cfg SALSAConfig
-	var st SALSAState
-	if err := unmarshalSnapshot(data, "salsa", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewSALSA(cfg)
+	n, err := restore(data, "salsa", NewSALSA, (*SALSA).SetState)
 	if err != nil {
-		return err
-	}
-	if err := n.SetState(st); err != nil {
 		return err
 	}
 	n.opt = s.opt

@@ -166,16 +166,8 @@ func (s *SASA) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary restores a snapshot into any SASA value.
 func (s *SASA) UnmarshalBinary(data []byte) error {
-	var cfg SASAConfig
-	var st SASAState
-	if err := unmarshalSnapshot(data, "sasa", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewSASA(cfg)
+	n, err := restore(data, "sasa", NewSASA, (*SASA).SetState)
 	if err != nil {
-		return err
-	}
-	if err := n.SetState(st); err != nil {
 		return err
 	}
 	n.opt = s.opt

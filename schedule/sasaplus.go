@@ -191,16 +191,8 @@ func (s *SASAPlus) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary restores a snapshot written by MarshalBinary, into any
 // SASAPlus value including the zero value.
 func (s *SASAPlus) UnmarshalBinary(data []byte) error {
-	var cfg SASAPlusConfig
-	var st SASAPlusState
-	if err := unmarshalSnapshot(data, "sasa+", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewSASAPlus(cfg)
+	n, err := restore(data, "sasa+", NewSASAPlus, (*SASAPlus).SetState)
 	if err != nil {
-		return err
-	}
-	if err := n.SetState(st); err != nil {
 		return err
 	}
 	n.opt = s.opt

@@ -125,16 +125,8 @@ func (s *Slope) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary restores a snapshot into any Slope value.
 func (s *Slope) UnmarshalBinary(data []byte) error {
-	var cfg SlopeConfig
-	var st SlopeState
-	if err := unmarshalSnapshot(data, "slope", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewSlope(cfg)
+	n, err := restore(data, "slope", NewSlope, (*Slope).SetState)
 	if err != nil {
-		return err
-	}
-	if err := n.SetState(st); err != nil {
 		return err
 	}
 	n.opt = s.opt

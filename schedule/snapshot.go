@@ -63,6 +63,28 @@ func unmarshalSnapshot(data []byte, name string, cfg, state any) error {
 	return nil
 }
 
+// restore is the shape every UnmarshalBinary of a scheduler with a
+// constructor and a state setter shares: it decodes the snapshot of name,
+// builds the scheduler anew from its configuration (so a snapshot's
+// configuration is checked as a new one is) and puts the state in (checked
+// by set). The caller keeps its own options and copies the result in.
+func restore[C, S, T any](data []byte, name string, build func(C, ...Option) (T, error), set func(T, S) error) (T, error) {
+	var cfg C
+	var st S
+	var zero T
+	if err := unmarshalSnapshot(data, name, &cfg, &st); err != nil {
+		return zero, err
+	}
+	n, err := build(cfg)
+	if err != nil {
+		return zero, err
+	}
+	if err := set(n, st); err != nil {
+		return zero, err
+	}
+	return n, nil
+}
+
 // Restore rebuilds any scheduler of this package from its snapshot.
 func Restore(data []byte, opts ...Option) (Scheduler, error) {
 	e, err := readEnvelope(data)

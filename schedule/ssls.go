@@ -168,16 +168,8 @@ func (s *SSLS) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary restores a snapshot into any SSLS value.
 func (s *SSLS) UnmarshalBinary(data []byte) error {
-	var cfg SSLSConfig
-	var st SSLSState
-	if err := unmarshalSnapshot(data, "ssls", &cfg, &st); err != nil {
-		return err
-	}
-	n, err := NewSSLS(cfg)
+	n, err := restore(data, "ssls", NewSSLS, (*SSLS).SetState)
 	if err != nil {
-		return err
-	}
-	if err := n.SetState(st); err != nil {
 		return err
 	}
 	n.opt = s.opt

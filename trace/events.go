@@ -2,10 +2,8 @@ package trace
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/salsaopt/salsa/schedule"
@@ -242,15 +240,5 @@ func ReadEvents(r io.Reader) ([]schedule.Event, error) {
 
 // ReadEventsFile reads the events in the named file (see [ReadEvents]).
 func ReadEventsFile(path string) ([]schedule.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	defer f.Close()
-	evs, err := ReadEvents(f)
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		pe.File = path
-	}
-	return evs, err
+	return readFile(path, ReadEvents)
 }

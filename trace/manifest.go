@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -102,15 +101,5 @@ func ReadManifest(r io.Reader) ([]ManifestRow, error) {
 
 // ReadManifestFile reads the named manifest.csv (see [ReadManifest]).
 func ReadManifestFile(path string) ([]ManifestRow, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	defer f.Close()
-	rows, err := ReadManifest(f)
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		pe.File = path
-	}
-	return rows, err
+	return readFile(path, ReadManifest)
 }

@@ -118,17 +118,7 @@ func readTrace(r io.Reader) ([]Row, error) {
 
 // ReadTraceFile reads the trace in the named file (see [ReadTrace]).
 func ReadTraceFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	defer f.Close()
-	rows, err := ReadTrace(f)
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		pe.File = path
-	}
-	return rows, err
+	return readFile(path, ReadTrace)
 }
 
 // TraceWriter writes a trace one row per step. Its output is plain text; wrap
@@ -211,4 +201,19 @@ func AppendStepSizeRow(dst []byte, r Row) []byte {
 		dst = AppendFloat(dst, r.StepSize)
 	}
 	return dst
+}
+
+// readFile opens path and reads it with read; a ParseError names the file.
+func readFile[T any](path string, read func(io.Reader) ([]T, error)) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	defer f.Close()
+	rows, err := read(f)
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		pe.File = path
+	}
+	return rows, err
 }

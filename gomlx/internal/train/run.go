@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -171,6 +172,18 @@ type Checkpoint struct {
 	StepSize bool
 }
 
+// clone returns a copy of ck that shares no slice Run appends to or
+// replaces with it: Run's writes to the copy never reach ck. The plan's
+// slices are shared (Run reads them only), and so are the scheduler's and
+// the engine's blobs (Run replaces them whole).
+func (ck *Checkpoint) clone() *Checkpoint {
+	c := *ck
+	c.Pending = slices.Clone(ck.Pending)
+	c.PendingEvents = slices.Clone(ck.PendingEvents)
+	c.Epochs = slices.Clone(ck.Epochs)
+	return &c
+}
+
 // LogSizes are the sizes in bytes of steps.csv.gz, events.csv and
 // epochs.csv that hold the completed epochs; bytes beyond them (the partial
 // epoch a stopped run wrote, for plotting) are replaced when the run goes on.
@@ -254,7 +267,8 @@ type Result struct {
 // Run trains according to p from scratch, or, when from is not nil, from
 // that checkpoint of the run in out (ReadCheckpoint; p may give the run more
 // epochs than from.Plan, and run.json is then updated). progress, if not
-// nil, is called after each step.
+// nil, is called after each step. Run changes neither *p nor *from: it
+// works on copies (p may point into from, as &from.Plan).
 //
 // When ctx is done (Ctrl-C), Run finishes the step in progress, writes the
 // checkpoint and the logs, and returns a Result with Stopped and
@@ -263,6 +277,11 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 	if train == nil || test == nil {
 		return nil, errors.New("train: the dataset needs a training and a test split")
 	}
+	if p == nil {
+		return nil, errors.New("train: Run: nil plan")
+	}
+	q := *p // the engine chosen is recorded in the copy, not the caller's plan
+	p = &q
 	engineName, err := ChooseEngine(p)
 	if err != nil {
 		return nil, err
@@ -281,7 +300,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 	}
 	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: p.LogsStepSize()}
 	if from != nil {
-		ck = from
+		ck = from.clone()
 		if p.Options.Epochs < len(ck.Epochs) {
 			return nil, fmt.Errorf("--resume %s: --epochs %d: the run has completed %d epochs", out, p.Options.Epochs, len(ck.Epochs))
 		}

@@ -243,9 +243,27 @@ func TestInterruptWritesCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	was := *ck // Run works on a copy: what it advances must stay as read
+	np, ne := len(ck.Pending), len(ck.Epochs)
+	if np == 0 || ne == 0 {
+		t.Fatalf("checkpoint at step 30: %d pending rows, %d epochs; the test needs both", np, ne)
+	}
 	got, err := Run(context.Background(), &ck.Plan, dir, ck, 0, train, nil, test, nil, nil)
 	if err != nil || got.TestLoss != want.TestLoss || got.Steps != want.Steps {
 		t.Fatalf("resumed: %+v, %v; uninterrupted %+v", got, err, want)
+	}
+	if ck.Step != was.Step || ck.Epoch != was.Epoch || ck.Pos != was.Pos || ck.Seconds != was.Seconds ||
+		len(ck.Pending) != np || len(ck.Epochs) != ne ||
+		!bytes.Equal(ck.Scheduler, was.Scheduler) || !bytes.Equal(ck.Engine, was.Engine) || !reflect.DeepEqual(ck.Plan.Options, was.Plan.Options) {
+		t.Errorf("Run changed the checkpoint it resumed from: step %d → %d, epoch %d → %d, %d → %d pending rows, %d → %d epochs",
+			was.Step, ck.Step, was.Epoch, ck.Epoch, np, len(ck.Pending), ne, len(ck.Epochs))
+	}
+	// a plan with the engine left to Run keeps it so: the choice goes to
+	// run.json, not back into the caller's plan
+	auto := plan(t, "salsa", train.N())
+	auto.Options.Engine = "auto"
+	if _, err := Run(context.Background(), auto, t.TempDir(), nil, 5, train, nil, test, nil, nil); err != nil || auto.Options.Engine != "auto" {
+		t.Errorf("Run(plan with --engine auto): engine %q after the run, %v; want it left auto", auto.Options.Engine, err)
 	}
 }
 
