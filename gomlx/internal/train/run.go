@@ -335,7 +335,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 		vs, ok := eng.(valSetter)
 		switch {
 		case val == nil:
-			return nil, fmt.Errorf("--method %s with --set probe_val=1 asks for validation losses: the data has no validation split (give --hold-out)", p.Options.Method)
+			return nil, fmt.Errorf("--method %s with --set probe_val=1 asks for validation losses: the data has no validation split (on images salsa train holds out --set val_fraction, salsa compare --hold-out)", p.Options.Method)
 		case !ok:
 			return nil, fmt.Errorf("--method %s with --set probe_val=1: the %s engine cannot evaluate a validation loss between steps", p.Options.Method, eng.Name())
 		}
