@@ -44,7 +44,7 @@ for arg in "$@"; do
 		return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 	}
 	function gap(m, t) { return ppl ? 100 * (t - m) / t : 100 * (m - t) }
-	function fmt(g) { return sprintf("%+.2f%s", g, ppl ? "%" : " pp") }
+	function fmt(g,   s) { s = sprintf("%+.2f%s", g, ppl ? "%" : " pp"); sub(/^-/, "−", s); return s } # the minus sign of the docs
 	function ok(g) { return ppl ? g >= -2 : g >= -0.2 }
 	FNR == 1 {
 		for (i = 1; i <= NF; i++) col[$i] = i
