@@ -30,7 +30,7 @@
 # seeds-mlp seeds-lstm seeds-h8 seeds-h13 seeds-h19: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
 # seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
 # later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, seeds-cnn, seeds-resnet20, after H25–H29 seeds-h25 to seeds-h29,
-# and after H30–H34 seeds-h30 to seeds-h34:
+# and after H30–H34 seeds-h30 to seeds-h34 (seeds-h4-peers: Schedule-Free AdamW alone on H4, beside confirm-h4):
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
@@ -343,6 +343,10 @@ for part in "${parts[@]}"; do
 		PEERS=1 parity lstm-why - --methods shb-hand,wsd,cosine "${lstm[@]}" --grid shb-hand,wsd,cosine --lr0s 30,100
 		PEERS=1 parity lstm-why-rollback - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 0.01
 		PEERS=1 parity lstm-why-rollback-30 - --methods salsa-budget --set probe=1 --set probe_early=1 --set probe_rollback=1 "${lstm[@]}" --lr0s 30
+		;;
+	seeds-h4-peers) # after H30–H34: Schedule-Free AdamW over ten seeds on H4, the one task whose peer had three, beside confirm-h4's tuned shb-hand
+		task_args h4
+		SEEDS=10 PEERS=1 parity seeds-h4-peers parity/confirm-h4 --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs confirm-h4)"
 		;;
 	seeds-*)
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
