@@ -439,7 +439,11 @@ func KeyApplies(k, method string) error {
 			return nil // the model and data keys check themselves
 		}
 		for _, m := range Methods {
-			if s, err := replay.Scheduler(m); err == nil && schedule.KeyApplies(k, s) {
+			s, err := replay.Scheduler(m)
+			// τ is the factor of a drop, and salsa train's constant and
+			// warmup schedules (adam-warmup, the learning-rate-free and
+			// schedule-free peers) never drop: --drops is shb-hand's
+			if err == nil && schedule.KeyApplies(k, s) && !(k == "tau" && (s == "constant" || s == "warmup")) {
 				applies = append(applies, m)
 			}
 		}

@@ -299,7 +299,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"salsa_drop_after", "-1"}} }, "--set salsa_drop_after=-1: must be ≥ 0"},
 		{func(o *Options) { o.Method = "sasa+"; o.Sets = [][2]string{{"drop_after", "-1"}} }, "--set drop_after=-1: must be ≥ 0"},
 		{func(o *Options) { o.Method = "salsa-val"; o.Sets = [][2]string{{"patience", "-1"}} }, "--set patience=-1: must be ≥ 0"},
-		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"tau", "3"}} }, "--set tau=3: must be in (0, 1)"},
+		{func(o *Options) { o.Method = "shb-hand"; o.Drops = []int{1}; o.Sets = [][2]string{{"tau", "3"}} }, "--set tau=3: must be in (0, 1)"},
 		// A key the method never reads is refused, with the methods it
 		// applies to.
 		{func(o *Options) { o.Method = "sasa+"; o.Sets = [][2]string{{"adam_beta1", "0.5"}} }, "--set adam_beta1 does nothing for --method sasa+; it applies to adam-warmup"},
@@ -307,6 +307,11 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"drop_after", "10"}} }, "--set drop_after does nothing for --method salsa; it applies to sasa+, sasa, slope, sasa+-val"},
 		{func(o *Options) { o.Sets = [][2]string{{"patience", "2"}} }, "--set patience does nothing for --method salsa; it applies to salsa-val, sasa+-val"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"momentum", "0.5"}} }, "--set momentum does nothing for --method adam-warmup"},
+		// τ, the factor of a drop, for schedules that never drop in salsa
+		// train (a constant or warmup schedule; --drops is shb-hand's)
+		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method adam-warmup; it applies to salsa, salsa-budget, salsa-probe, sasa+, sasa, slope, shb-hand, salsa-val, sasa+-val, plateau"},
+		{func(o *Options) { o.Method = "prodigy"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method prodigy; it applies to"},
+		{func(o *Options) { o.Method = "schedule-free-sgd"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method schedule-free-sgd; it applies to"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback and probe_settle on; to choose them one by one, use --method salsa-budget"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
