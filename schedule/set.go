@@ -263,6 +263,19 @@ var allKeyPaths = sync.OnceValue(func() map[string][]string {
 // the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
 // reads SALSA's and Tail, and salsa-probe the same but the probe's four
 // switches, which it sets; a -val method also reads Validation.
+// dropKeyPath reports whether the Config field at path (as "SASAPlus.Tau")
+// shapes only SASA+'s drops inside SALSA: τ, dividing by 1/τ, keeping the
+// momentum, and SALSA's no-drop warm-up. A Tail that decays from the switch
+// (TailConfig.FromSwitch, salsa-probe's and salsa-budget's default) takes
+// the rate from the switch on, so SASA+ never drops and these do nothing.
+func dropKeyPath(path string) bool {
+	switch path {
+	case "SASAPlus.Tau", "SASAPlus.DivideLR", "SASAPlus.KeepMomentum", "SALSADropAfter":
+		return true
+	}
+	return false
+}
+
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
@@ -274,6 +287,9 @@ func usedBy(method, path string) bool {
 	case "salsa-probe": // the probe's four switches are on (TailConfig.WithProbe)
 		switch path {
 		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle":
+			return false
+		}
+		if dropKeyPath(path) { // its decay begins at the switch (FromSwitch): SASA+ never drops
 			return false
 		}
 		return usedBy("salsa-budget", path)
@@ -321,6 +337,25 @@ func KeyApplies(key, method string) bool {
 		}
 	}
 	return false
+}
+
+// IgnoredFromSwitch reports whether key does nothing in salsa-budget when
+// its decay begins at the switch (TailConfig.FromSwitch, the default): every
+// field of salsa-budget's that it sets shapes only SASA+'s drops, and from
+// the switch on the decay takes the rate, so SASA+ never drops. (In
+// salsa-probe, which always decays from the switch, [KeyApplies] is false
+// for these keys.)
+func IgnoredFromSwitch(key string) bool {
+	used := false
+	for _, p := range keyPaths(key) {
+		if usedBy("salsa-budget", p) {
+			if !dropKeyPath(p) {
+				return false
+			}
+			used = true
+		}
+	}
+	return used
 }
 
 // MethodsOf lists the methods of [Methods] a key applies to.

@@ -11,6 +11,16 @@ import (
 // KeyApplies follows the fields each method reads: SALSA reads SSLS, SASA+
 // (but its drop_after through salsa_drop_after) and the SLOPE test's θ, δ,
 // N_min, K_test only.
+// IgnoredFromSwitch: the keys that shape only SASA+'s drops inside SALSA.
+func TestIgnoredFromSwitch(t *testing.T) {
+	for k, want := range map[string]bool{"tau": true, "divide_lr": true, "keep_momentum": true, "salsa_drop_after": true,
+		"theta": false, "nmin": false, "c": false, "drop_after": false, "probe": false, "nope": false} {
+		if got := IgnoredFromSwitch(k); got != want {
+			t.Errorf("IgnoredFromSwitch(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
 func TestKeyApplies(t *testing.T) {
 	for _, c := range []struct {
 		key, method string
@@ -18,7 +28,10 @@ func TestKeyApplies(t *testing.T) {
 	}{
 		{"theta", "salsa", true}, {"theta", "constant", false}, {"zeta", "sasa", true}, {"zeta", "sasa+", false},
 		{"drop_after", "sasa+", true}, {"drop_after", "salsa", false}, {"salsa_drop_after", "salsa", true},
-		{"salsa_drop_after", "sasa+", false}, {"slope_theta", "salsa", true}, {"slope_theta", "slope", true},
+		{"salsa_drop_after", "sasa+", false},
+		// salsa-probe decays from the switch: SASA+ never drops there
+		{"tau", "salsa-probe", false}, {"salsa_drop_after", "salsa-probe", false}, {"keep_momentum", "salsa-probe", false},
+		{"divide_lr", "salsa-probe", false}, {"tau", "salsa-budget", true}, {"theta", "salsa-probe", true}, {"slope_theta", "salsa", true}, {"slope_theta", "slope", true},
 		{"tau", "salsa", true}, {"tau", "cut", true}, {"c", "ssls", true}, {"c", "sasa+", false},
 		{"patience", "salsa", false}, {"patience", "salsa-val", true}, {"theta", "salsa-val", true},
 		{"warmup_steps", "warmup", true}, {"warmup_steps", "cut", false}, {"drop_steps", "cut", true},

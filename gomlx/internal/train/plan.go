@@ -392,6 +392,14 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if schedName == "salsa-budget" && cfg.Tail.FromSwitch {
+		for _, kv := range sched {
+			if schedule.IgnoredFromSwitch(kv[0]) {
+				return nil, fmt.Errorf("--set %s does nothing for --method salsa-budget with decay_from_switch=1 (the default): "+
+					"its decay begins at the switch, so SASA+ never drops; give --set decay_from_switch=0 to keep SASA+ until the last 20%%", kv[0])
+			}
+		}
+	}
 	cfg = cfg.ForMethod(schedName) // what schedule.New runs, so that run.json says so
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
@@ -453,6 +461,9 @@ func KeyApplies(k, method string) error {
 	}
 	if len(applies) == 0 {
 		return fmt.Errorf("--set %s does nothing for any --method of salsa train", k)
+	}
+	if method == "salsa-probe" && schedule.IgnoredFromSwitch(k) {
+		return fmt.Errorf("--set %s does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops", k)
 	}
 	if method == "salsa-probe" && slices.Contains(applies, "salsa-budget") {
 		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback and probe_settle on; "+

@@ -307,9 +307,16 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"drop_after", "10"}} }, "--set drop_after does nothing for --method salsa; it applies to sasa+, sasa, slope, sasa+-val"},
 		{func(o *Options) { o.Sets = [][2]string{{"patience", "2"}} }, "--set patience does nothing for --method salsa; it applies to salsa-val, sasa+-val"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"momentum", "0.5"}} }, "--set momentum does nothing for --method adam-warmup"},
+		// SASA+'s drop keys where the decay begins at the switch
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
+		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"salsa_drop_after", "9"}} }, "--set salsa_drop_after does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
+		{func(o *Options) {
+			o.Method = "salsa-budget"
+			o.Sets = [][2]string{{"decay_from_switch", "0"}, {"keep_momentum", "1"}, {"decay_from_switch", "1"}}
+		}, "--set keep_momentum does nothing for --method salsa-budget with decay_from_switch=1"},
 		// τ, the factor of a drop, for schedules that never drop in salsa
 		// train (a constant or warmup schedule; --drops is shb-hand's)
-		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method adam-warmup; it applies to salsa, salsa-budget, salsa-probe, sasa+, sasa, slope, shb-hand, salsa-val, sasa+-val, plateau"},
+		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method adam-warmup; it applies to salsa, salsa-budget, sasa+, sasa, slope, shb-hand, salsa-val, sasa+-val, plateau"},
 		{func(o *Options) { o.Method = "prodigy"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method prodigy; it applies to"},
 		{func(o *Options) { o.Method = "schedule-free-sgd"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method schedule-free-sgd; it applies to"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
@@ -377,6 +384,12 @@ func TestOptionErrors(t *testing.T) {
 	}
 	if w := late.Warnings(); len(w) != 1 || !strings.Contains(w[0], "after epoch 5 never happens") {
 		t.Errorf("--drops 2,5 --epochs 3: warnings %q", w)
+	}
+	// with decay_from_switch=0 SASA+ runs until the last 20% and drops by τ
+	kept := base
+	kept.Method, kept.Sets = "salsa-budget", [][2]string{{"decay_from_switch", "0"}, {"tau", "0.5"}}
+	if p, err := NewPlan(kept, 640); err != nil || p.Schedule.SASAPlus.Tau != 0.5 {
+		t.Errorf("salsa-budget --set decay_from_switch=0 --set tau=0.5: %v", err)
 	}
 	for _, c := range cases {
 		o := base
