@@ -85,6 +85,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	cfg.HoldOutGiven = given["hold-out"]
 	if *profile != "" {
 		for name := range given {
 			if name != "profile" && name != "profile-time" && name != "out" && name != "no-plots" {

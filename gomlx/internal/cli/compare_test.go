@@ -342,6 +342,8 @@ func TestCompareFlagErrors(t *testing.T) {
 		{[]string{"--methods", "shb-hand", "--sweep", "c=1,2"}, 1, "--sweep c: --set c does nothing for --method shb-hand; it applies to"},
 		{[]string{"--methods", "salsa", "--sweep", "c"}, 1, `--sweep "c": want key=v1,v2,...`},
 		{[]string{"--methods", "salsa", "--hold-out", "1"}, 1, "--hold-out 1: must be in (0, 1)"},
+		{[]string{"--methods", "salsa", "--hold-out", "0.3"}, 1, "--hold-out 0.3: no run here uses a validation split"},
+		{[]string{"--methods", "salsa-val", "--dataset", "tinyshakespeare", "--model", "lstm", "--hold-out", "0.3"}, 1, "--hold-out 0.3: a text validates on its own validation split"},
 		{[]string{"--methods", "salsa", "--target", "2"}, 1, "--target 2: an accuracy target must be in (0, 1]"},
 		{[]string{"--methods", "salsa", "--lr0", "0.1"}, 1, "--lr0 0.1: sets the rate of the methods not tuned by --grid"},
 		{[]string{"--methods", "salsa", "--start-lr0s", "0.1,0.01"}, 1, "--start-lr0s 0.1,0.01: sets the rates of the methods not tuned by --grid: give --grid"},

@@ -39,6 +39,7 @@ type Config struct {
 	SweepVals                       []string
 	Grid                            []string // methods whose lr0 is tuned over LR0s on validation
 	HoldOut                         float64  // the validation fraction, when some run needs one
+	HoldOutGiven                    bool     // --hold-out was given: an error where no run would use it
 	Target                          float64  // > 0: the target of the test metric; 0: the default
 	Jobs                            int      // runs at a time; 0: the cores for native runs, else 1
 	MaxSteps                        int      // > 0: stop each run after this many steps (resumable)
@@ -299,6 +300,12 @@ func (g *Grid) Prepare(ctx context.Context, log io.Writer) error {
 			return err
 		}
 		needVal = needVal || j.plan.ValFraction > 0
+	}
+	switch {
+	case g.Cfg.HoldOutGiven && train.IsText(g.Cfg.Dataset):
+		return fmt.Errorf("--hold-out %v: a text validates on its own validation split; --hold-out applies to images", g.Cfg.HoldOut)
+	case g.Cfg.HoldOutGiven && !needVal:
+		return fmt.Errorf("--hold-out %v: no run here uses a validation split (--grid, a -val method, plateau or --set probe_val=1 would)", g.Cfg.HoldOut)
 	}
 	if needVal {
 		for _, j := range g.Jobs {
