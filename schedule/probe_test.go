@@ -11,15 +11,20 @@ import (
 	"github.com/salsaopt/salsa/schedule/schedtest"
 )
 
-// probeTail is salsa-budget with the probe, T = 200 steps (W = 10, the
+// probeConfig is salsa-budget with the probe, T = 200 steps (W = 10, the
 // decay at step 160 at the latest), SALSA forced to switch after step 20.
-func probeTail(t *testing.T) *schedule.Tail {
-	t.Helper()
+func probeConfig() schedule.Config {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(200, 0)
 	c.Tail.Probe = true
 	c.ForceSwitchAt = 20
-	return mustNewTail(t, c)
+	return c
+}
+
+// probeTail is a Tail of probeConfig.
+func probeTail(t *testing.T) *schedule.Tail {
+	t.Helper()
+	return mustNewTail(t, probeConfig())
 }
 
 // stepLoss runs one step of s with the mini-batch loss f: every line-search
@@ -202,10 +207,8 @@ func TestProbeRetry(t *testing.T) {
 // TestProbeRetryResume: a snapshot taken on a retried rate's second window
 // resumes it, and one that claims a retry without ProbeRetry is refused.
 func TestProbeRetryResume(t *testing.T) {
-	c := small(schedule.PresetPaper)
-	c.SetBudget(200, 0)
-	c.Tail.Probe, c.Tail.ProbeRetry = true, true
-	c.ForceSwitchAt = 20
+	c := probeConfig()
+	c.Tail.ProbeRetry = true
 	fs := append(append(window(1, 20), window(0.9, 10)...), window(1.1, 15)...)
 	s := mustNewTail(t, c)
 	for _, f := range fs {
@@ -768,11 +771,9 @@ func TestProbeValTrace(t *testing.T) {
 		{1.8, false, []string{schedule.ReasonOverruled}},
 		{2.5, true, []string{"outlier"}},
 	} {
-		cfg := small(schedule.PresetPaper)
-		cfg.SetBudget(200, 0)
-		cfg.Tail.Probe, cfg.Tail.ProbeVal = true, true
-		cfg.ForceSwitchAt = 20
-		s := mustNewTail(t, cfg) // probeTail's, with ProbeVal
+		cfg := probeConfig()
+		cfg.Tail.ProbeVal = true
+		s := mustNewTail(t, cfg)
 		var losses []float64
 		for range 2 {
 			losses = append(losses, window(1, 10)...)
@@ -857,10 +858,8 @@ func TestProbeValSuite(t *testing.T) {
 // Result is the step's. A nil loss, an error from it and a scheduler that
 // is not a ValAsker are errors, and leave the Tail waiting for ReportVal.
 func TestAnswerVal(t *testing.T) {
-	cfg := small(schedule.PresetPaper)
-	cfg.SetBudget(200, 0)
-	cfg.Tail.Probe, cfg.Tail.ProbeVal = true, true
-	cfg.ForceSwitchAt = 20
+	cfg := probeConfig()
+	cfg.Tail.ProbeVal = true
 	s := mustNewTail(t, cfg)
 	if !schedule.AsksVal(s) || schedule.AsksVal(mustCut(t)) {
 		t.Fatalf("AsksVal: salsa-budget with ProbeVal %v, cut %v; want true, false", schedule.AsksVal(s), schedule.AsksVal(mustCut(t)))
