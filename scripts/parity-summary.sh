@@ -48,7 +48,14 @@
 # and validation metrics read from its runs' epochs.csv, with the gaps to
 # the shb-hand row of the best median validation metric; runs with fewer
 # epochs than the longest are left out and counted.
+# With SCOREBOARD=1 the arguments are NAME=DIR[,PEERDIR] (PEERDIR: DIR-peers
+# when it exists), and it prints one line per task, docs/parity/README.md's
+# "Where it stands": salsa-probe's gap from each lr0 and Schedule-Free
+# AdamW's (from PEERDIR) to the tuned shb-hand of DIR, with the acceptance's
+# verdict (within 0.2 points of accuracy, or 2% of perplexity, or better),
+# read from the runs' epochs.csv as EPOCHS=1 reads them.
 # Usage: [PAIRED=1 | TRIPLES=1 | LEVEL=METHOD | VAL=METHOD | FULL=METHOD | SHIFT=1 | EPOCHS=1] bash scripts/parity-summary.sh DIR...   (needs jq)
+#        SCOREBOARD=1 bash scripts/parity-summary.sh NAME=DIR[,PEERDIR]...
 set -euo pipefail
 # jq definitions the tables share: med, the median (null for none, or where a
 # middle value is null); tuned, the tuned shb-hand row; byseed, a row's final
@@ -65,7 +72,8 @@ defs='
 # of perplexity; positive is better); v, a metric to print; better; records,
 # the lines "row seed test val ..." read as objects, extra adding the fields
 # after val from the split line; byrow, records keyed by row; picked($pre),
-# of those, the row named $pre… of the best median validation metric; cells, the
+# of those, the row named $pre… of the best median validation metric (the
+# smallest lr of a tie, as salsa compare picks it); cells, the
 # first cells of row $k (its records the input) against row $ref of $rows:
 # the directory, the row and $mark, the runs, the test and validation
 # medians with their gaps, and the seeds better on validation.
@@ -76,11 +84,61 @@ rundefs='
   def better(a; b): if $hi then a > b else a < b end;
   def records(extra): [split("\n")[] | select(. != "") | split(" ") | {row: .[0], seed: .[1], test: (.[2] | tonumber), val: (.[3] | tonumber)} + extra];
   def byrow: group_by(.row) | map({key: .[0].row, value: .}) | from_entries;
-  def picked($pre): [to_entries[] | select(.key | startswith($pre)) | {key, v: (.value | m(.val))}] | sort_by(.v) | if $hi then last else first end | .key;
+  def picked($pre): [to_entries[] | select(.key | startswith($pre)) | {key, lr: (.key | ltrimstr($pre) | tonumber), v: (.value | m(.val))}] |
+    (map(.v) | if $hi then max else min end) as $b | map(select(.v == $b)) | sort_by(.lr) | first | .key;
   def cells($rows; $ref; $k; $mark):
     ($rows[$ref] // []) as $t | ($t | m(.test)) as $rt | ($t | m(.val)) as $rv |
     ($t | map({key: .seed, value: .val}) | from_entries) as $tv |
     "| \($d) | \($k | gsub("_"; " "))\($mark) | \(length) | \(m(.test) | v)\(if $k == $ref then "" else m(.test) | g($rt) end) | \(m(.val) | v)\(if $k == $ref then "" else m(.val) | g($rv) end) | \(if $k == $ref then "—" else "\([.[] | select($tv[.seed] != null and better(.val; $tv[.seed]))] | length) of \([.[] | select($tv[.seed] != null)] | length)" end) |";'
+# epoch_records FILE...: for each run's epochs.csv whose run did not fail,
+# "row seed test val epochs higher-is-better", from its final row.
+epoch_records() {
+	local f r b
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		r=${f%/epochs.csv} b=${r##*/}
+		[ -f "$r/failed.txt" ] && continue
+		awk -F, -v row="${b%-s*}" -v seed="${b##*-s}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+			{ n = NR - 1; p = $c["test_ppl"] != ""; t = p ? $c["test_ppl"] : $c["test_acc"]; v = p ? exp($c["val_loss"]) : $c["val_acc"] }
+			END { if (n > 0) print row, seed, t, v, n, (p ? "false" : "true") }' "$f"
+	done
+}
+
+if [ -n "${SCOREBOARD:-}" ]; then
+	echo "| task | tuned shb-hand (median) | salsa-probe from lr0 1e-3 / 1e-2 / 1e-1 | within the bar? | Schedule-Free AdamW | within the bar? |"
+	echo "|---|---|---|---|---|---|"
+	for arg in "$@"; do
+		name=${arg%%=*} dirs=${arg#*=}
+		dir=${dirs%%,*} peer=
+		[[ $dirs == *,* ]] && peer=${dirs#*,}
+		[ -z "$peer" ] && [ -d "$dir-peers" ] && peer=$dir-peers
+		x=$(epoch_records "$dir"/runs/salsa-probe-lr0*/epochs.csv "$dir"/runs/shb-hand-lr*/epochs.csv ${peer:+"$peer"/runs/schedule-free-adamw-*/epochs.csv})
+		[ -n "$x" ] || { echo "$name: no runs with an epochs.csv in $dir" >&2; continue; }
+		full=$(awk '$5 > m { m = $5 } END { print m }' <<<"$x")
+		left=$(awk -v m="$full" '$5 < m' <<<"$x" | wc -l)
+		[ "$left" = 0 ] || echo "$name: $left runs left out: fewer than $full epochs" >&2
+		jq -R -s -r --argjson hi "$(awk 'NR == 1 { print $6 }' <<<"$x")" --arg d "$name" --argjson full "$full" "$defs$rundefs"'
+		  # a gap to the tuned median $t (points, or % of perplexity; positive
+		  # is better), printed with two decimals and the docs minus sign
+		  def gap($t): if $hi then (. - $t) * 100 else ($t - .) / $t * 100 end;
+		  def ok: if $hi then . >= -0.2 else . >= -2 end;
+		  # . with $k decimals, trailing zeros kept
+		  def dec($k): pow(10; $k) as $p | (. * $p | round) as $i | "\($i / $p | floor).\($i % $p | tostring | ("0" * ($k - length)) + .)";
+		  def fmt: "\(if (. * 100 | round) < 0 then "−" else "+" end)\(fabs | dec(2))\(if $hi then " pp" else "%" end)";
+		  def cell($t; $nt): if . == null then "—" else (m(.test) | gap($t)) as $g |
+		    "\(if $g | ok then $g | fmt else "**\($g | fmt)**" end)\(if length != $nt then " (\(length) seeds)" else "" end)" end;
+		  def okcell($t): . != null and (m(.test) | gap($t) | ok);
+		  records({n: (.[4] | tonumber)}) | map(select(.n == $full)) | byrow as $rows |
+		  ($rows | picked("shb-hand-lr")) as $ref |
+		  if $ref == null then "\($d): no finished shb-hand run: no row\n" | halt_error(0) else
+		  ($rows[$ref] | m(.test)) as $t | ($rows[$ref] | length) as $nt |
+		  [$rows["salsa-probe-lr0.001"], $rows["salsa-probe-lr0.01"], $rows["salsa-probe-lr0.1"]] as $probe |
+		  $rows["schedule-free-adamw-lr0.0025"] as $sf |
+		  "| \($d) | \(if $hi then ($t * 100 | dec(2)) + "%" else $t | dec(3) end) at lr \($ref | ltrimstr("shb-hand-lr")) (\($nt) seeds) | \($probe | map(cell($t; $nt)) | join(" / ")) | \(if all($probe[]; okcell($t)) then "yes" else "**no**" end) | \(if $sf == null then "(not run) | " else "\($sf | cell($t; $nt)) | \(if $sf | okcell($t) then "yes" else "**no**" end)" end) |" end' <<<"$x"
+	done
+	exit 0
+fi
+
 # the header of a table that spans the directories; its rule from its columns
 h=
 [ -n "${VAL:-}" ] && h="| directory | row | runs | final test metric, median (gap to tuned) | final validation metric (gap to tuned's) | seeds better than tuned on validation | test metric at the epoch of least validation loss (gap to tuned's final) | that epoch, seeds in order | final test loss − validation loss, median |"
@@ -95,15 +153,7 @@ fi
 for dir in "$@"; do
 	s=$dir/summary.json
 	if [ -n "${EPOCHS:-}" ]; then
-		# each run of DIR/runs that did not fail: "row seed test val epochs
-		# higher-is-better", its final row of epochs.csv
-		x=$(for f in "$dir"/runs/*/epochs.csv; do
-			r=${f%/epochs.csv} b=${r##*/}
-			[ -f "$r/failed.txt" ] && continue
-			awk -F, -v row="${b%-s*}" -v seed="${b##*-s}" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-				{ n = NR - 1; p = $c["test_ppl"] != ""; t = p ? $c["test_ppl"] : $c["test_acc"]; v = p ? exp($c["val_loss"]) : $c["val_acc"] }
-				END { if (n > 0) print row, seed, t, v, n, (p ? "false" : "true") }' "$f"
-		done)
+		x=$(epoch_records "$dir"/runs/*/epochs.csv)
 		[ -n "$x" ] || { echo "$dir: no runs with an epochs.csv" >&2; continue; }
 		# only the runs with as many epochs as the longest: a run stopped
 		# early is not finished

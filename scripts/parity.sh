@@ -34,7 +34,7 @@
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
-# scoreboard prints the ten-seed table of every task that has ten-seed runs (scripts/scoreboard.sh; NOBUILD=1 needs no build).
+# scoreboard prints the ten-seed table of every task that has ten-seed runs (SCOREBOARD=1 scripts/parity-summary.sh; NOBUILD=1 needs no build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
@@ -398,7 +398,7 @@ for part in "${parts[@]}"; do
 			[ -d "$p" ] || p=
 			sb+=("$(echo "$t" | tr h H)=$d${p:+,$p}")
 		done
-		bash scripts/scoreboard.sh "${sb[@]}"
+		SCOREBOARD=1 bash scripts/parity-summary.sh "${sb[@]}"
 		;;
 	*) echo "unknown part $part" >&2; exit 2 ;;
 	esac
