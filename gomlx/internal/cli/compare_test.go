@@ -204,6 +204,35 @@ func TestCompareSweep(t *testing.T) {
 	}
 }
 
+// TestCompareDropKeysFromSwitch: the keys that shape only SASA+'s drops
+// (tau here) go to salsa-budget only where its decay does not begin at the
+// switch (decay_from_switch=0); elsewhere salsa-budget runs without them,
+// with a note, as for any key a method does not read.
+func TestCompareDropKeysFromSwitch(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,salsa-budget", "--set", "tau=0.5", "--sweep", "decay_from_switch=0,1", "--epochs", "1", "--max-steps", "2")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"--sweep decay_from_switch applies to salsa-budget only; salsa run once",
+		"--set tau=0.5 does nothing for salsa-budget with decay_from_switch=1; that run goes without it",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	for dir, sets := range map[string]string{
+		"salsa-lr0.01-s1": "[[tau 0.5]]",
+		"salsa-budget-lr0.01-decay_from_switch0-s1": "[[tau 0.5] [decay_from_switch 0]]",
+		"salsa-budget-lr0.01-decay_from_switch1-s1": "[[decay_from_switch 1]]",
+	} {
+		if got := fmt.Sprint(readRunJSON(t, filepath.Join(out, "runs", dir)).Plan.Options.Sets); got != sets {
+			t.Errorf("%s: sets %s, want %s", dir, got, sets)
+		}
+	}
+}
+
 // setColumn rewrites a column of the last row of a run's epochs.csv.
 func setColumn(t *testing.T, dir, col string, v float64) {
 	t.Helper()
@@ -341,6 +370,8 @@ func TestCompareFlagErrors(t *testing.T) {
 		{[]string{"--methods", "salsa", "--sweep", "zzz=1,2"}, 1, `--sweep zzz=1,2: unknown key "zzz"; the keys are`},
 		{[]string{"--methods", "shb-hand", "--sweep", "c=1,2"}, 1, "--sweep c: --set c does nothing for --method shb-hand; it applies to"},
 		{[]string{"--methods", "salsa", "--sweep", "c"}, 1, `--sweep "c": want key=v1,v2,...`},
+		{[]string{"--methods", "salsa-budget", "--set", "tau=0.5"}, 1, "--set tau=0.5: --set tau does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
+		{[]string{"--methods", "salsa-budget", "--sweep", "keep_momentum=0,1"}, 1, "--sweep keep_momentum: --set keep_momentum does nothing for --method salsa-budget with decay_from_switch=1"},
 		{[]string{"--methods", "salsa", "--hold-out", "1"}, 1, "--hold-out 1: must be in (0, 1)"},
 		{[]string{"--methods", "salsa", "--hold-out", "0.3"}, 1, "--hold-out 0.3: no run here uses a validation split"},
 		{[]string{"--methods", "salsa-val", "--dataset", "tinyshakespeare", "--model", "lstm", "--hold-out", "0.3"}, 1, "--hold-out 0.3: a text validates on its own validation split"},

@@ -148,10 +148,29 @@ func NewGrid(cfg Config) (*Grid, error) {
 		return nil, fmt.Errorf("--grid %s tunes lr0 over --lr0s: give ≥ 2 rates (got %d)", strings.Join(cfg.Grid, ","), len(cfg.LR0s))
 	}
 	// The keys of --set and --sweep apply to the methods they do something
-	// for; a key that applies to none is an error.
+	// for, given the other keys of the run (rowSets); a key that applies to
+	// none is an error.
+	sweepVals := []string{""}
+	if cfg.SweepKey != "" {
+		sweepVals = cfg.SweepVals
+	}
+	rowSets := func(sv string) [][2]string {
+		if sv == "" {
+			return cfg.Sets
+		}
+		return append(slices.Clone(cfg.Sets), [2]string{cfg.SweepKey, sv})
+	}
+	applies := func(key, m string) bool {
+		for _, sv := range sweepVals {
+			if train.SetApplies(key, m, rowSets(sv)) == nil {
+				return true
+			}
+		}
+		return false
+	}
 	appliesTo := func(key string) (yes, no []string) {
 		for _, m := range cfg.Methods {
-			if train.KeyApplies(key, m) == nil {
+			if applies(key, m) {
 				yes = append(yes, m)
 			} else {
 				no = append(no, m)
@@ -162,7 +181,7 @@ func NewGrid(cfg Config) (*Grid, error) {
 	for _, kv := range cfg.Sets {
 		yes, no := appliesTo(kv[0])
 		if len(yes) == 0 {
-			return nil, fmt.Errorf("--set %s=%s: %v", kv[0], kv[1], train.KeyApplies(kv[0], cfg.Methods[0]))
+			return nil, fmt.Errorf("--set %s=%s: %v", kv[0], kv[1], train.SetApplies(kv[0], cfg.Methods[0], cfg.Sets))
 		}
 		if len(no) > 0 {
 			g.Notes = append(g.Notes, fmt.Sprintf("--set %s=%s applies to %s only; %s run without it", kv[0], kv[1], strings.Join(yes, ", "), strings.Join(no, ", ")))
@@ -174,7 +193,7 @@ func NewGrid(cfg Config) (*Grid, error) {
 	if cfg.SweepKey != "" {
 		yes, no := appliesTo(cfg.SweepKey)
 		if len(yes) == 0 {
-			return nil, fmt.Errorf("--sweep %s: %v", cfg.SweepKey, train.KeyApplies(cfg.SweepKey, cfg.Methods[0]))
+			return nil, fmt.Errorf("--sweep %s: %v", cfg.SweepKey, train.SetApplies(cfg.SweepKey, cfg.Methods[0], rowSets(sweepVals[0])))
 		}
 		if len(no) > 0 {
 			g.Notes = append(g.Notes, fmt.Sprintf("--sweep %s applies to %s only; %s run once, without it", cfg.SweepKey, strings.Join(yes, ", "), strings.Join(no, ", ")))
@@ -200,14 +219,8 @@ func NewGrid(cfg Config) (*Grid, error) {
 			}
 		}
 		sweep := []string{""}
-		if cfg.SweepKey != "" && train.KeyApplies(cfg.SweepKey, m) == nil {
+		if cfg.SweepKey != "" && applies(cfg.SweepKey, m) {
 			sweep = cfg.SweepVals
-		}
-		var sets [][2]string
-		for _, kv := range cfg.Sets {
-			if train.KeyApplies(kv[0], m) == nil {
-				sets = append(sets, kv)
-			}
 		}
 		for _, lrs := range lrSets {
 			for _, sv := range sweep {
@@ -216,7 +229,13 @@ func NewGrid(cfg Config) (*Grid, error) {
 				if !tuned && len(lrSets) > 1 {
 					parts = append(parts, "lr0="+fmtFloat(lrs[0]))
 				}
-				r.Sets = slices.Clone(sets)
+				for _, kv := range cfg.Sets {
+					if train.SetApplies(kv[0], m, rowSets(sv)) == nil {
+						r.Sets = append(r.Sets, kv)
+					} else if applies(kv[0], m) {
+						g.Notes = append(g.Notes, fmt.Sprintf("--set %s=%s does nothing for %s with %s=%s; that run goes without it", kv[0], kv[1], m, cfg.SweepKey, sv))
+					}
+				}
 				if sv != "" {
 					parts = append(parts, cfg.SweepKey+"="+sv)
 					r.Sets = append(r.Sets, [2]string{cfg.SweepKey, sv})

@@ -279,7 +279,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	var sched [][2]string
 	for _, kv := range o.Sets {
 		k, v := kv[0], kv[1]
-		if err := KeyApplies(k, o.Method); err != nil {
+		if err := SetApplies(k, o.Method, o.Sets); err != nil {
 			return nil, err
 		}
 		if k == "warmup_steps" && slices.ContainsFunc(o.Sets, func(kv [2]string) bool { return kv[0] == "warmup_epochs" }) {
@@ -392,14 +392,6 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if schedName == "salsa-budget" && cfg.Tail.FromSwitch {
-		for _, kv := range sched {
-			if schedule.IgnoredFromSwitch(kv[0]) {
-				return nil, fmt.Errorf("--set %s does nothing for --method salsa-budget with decay_from_switch=1 (the default): "+
-					"its decay begins at the switch, so SASA+ never drops; give --set decay_from_switch=0 to keep SASA+ until the last 20%%", kv[0])
-			}
-		}
-	}
 	cfg = cfg.ForMethod(schedName) // what schedule.New runs, so that run.json says so
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
@@ -470,6 +462,34 @@ func KeyApplies(k, method string) error {
 			"to choose them one by one, use --method salsa-budget", k)
 	}
 	return fmt.Errorf("--set %s does nothing for --method %s; it applies to %s", k, method, strings.Join(applies, ", "))
+}
+
+// SetApplies is [KeyApplies] for --set k among all of sets, the --set
+// pairs of one run: it also refuses the keys that shape only SASA+'s drops
+// for salsa-budget when sets leave its decay beginning at the switch
+// (decay_from_switch=1, the default), where SASA+ never drops.
+func SetApplies(k, method string, sets [][2]string) error {
+	if err := KeyApplies(k, method); err != nil {
+		return err
+	}
+	if method == "salsa-budget" && schedule.IgnoredFromSwitch(k) && fromSwitch(sets) {
+		return fmt.Errorf("--set %s does nothing for --method salsa-budget with decay_from_switch=1 (the default): "+
+			"its decay begins at the switch, so SASA+ never drops; give --set decay_from_switch=0 to keep SASA+ until the last 20%%", k)
+	}
+	return nil
+}
+
+// fromSwitch reports whether sets leave salsa-budget's decay beginning at
+// the switch: true unless the last decay_from_switch among them is 0. A bad
+// value is skipped here; it is reported where the keys are set.
+func fromSwitch(sets [][2]string) bool {
+	c := schedule.Config{Tail: schedule.TailConfig{FromSwitch: true}}
+	for _, kv := range sets {
+		if kv[0] == "decay_from_switch" {
+			_ = c.Set(kv[0], kv[1])
+		}
+	}
+	return c.Tail.FromSwitch
 }
 
 // userError rewrites a *schedule.FieldError, which names the Go field
