@@ -556,6 +556,41 @@ func TestProbeRollbackSuite(t *testing.T) {
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 }
 
+// TestProbeKeepRate: with ProbeKeepRate a failed rate (a rejected window,
+// or two outliers in a row) still rolls back and zeroes the momentum, but
+// the decay begins from the last accepted rate 2α_s itself, not from
+// 2α_s/2; without the rollback it is refused.
+func TestProbeKeepRate(t *testing.T) {
+	c := earlyConfig()
+	c.Tail.ProbeRollback, c.Tail.ProbeKeepRate = true, true
+	for _, tc := range []struct {
+		name string
+		fs   []float64
+		step int
+	}{
+		{"rejected window", append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...), 30},
+		{"outliers", append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5), 23},
+	} {
+		s := mustNewTail(t, c)
+		var res schedule.Result
+		as := 0.0
+		for i, f := range tc.fs {
+			res = stepLoss(t, s, f)
+			if i == 9 { // the probe starts at 2α_s
+				as = res.NextLR / 2
+			}
+		}
+		n := len(res.Events)
+		if res.Step != tc.step || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].NewLR != 2*as ||
+			!res.Rollback || !res.ResetMomentum || res.NextLR != 2*as {
+			t.Errorf("%s: %+v, want a rollback after step %d, the momentum zeroed and the decay from 2α_s = %v", tc.name, res, tc.step, 2*as)
+		}
+	}
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	c.Tail.ProbeRollback = false
+	wantRefused(t, c, "TailConfig.ProbeKeepRate = true: needs ProbeEarly and ProbeRollback")
+}
+
 // TestProbeRetrySuite: the probe with every switch and the retry passes the
 // shared suite.
 func TestProbeRetrySuite(t *testing.T) {

@@ -72,6 +72,15 @@ type TailConfig struct {
 	// out of it gives outliers that are not a divergence (held-out H27,
 	// docs/parity).
 	ProbeVal bool
+	// ProbeKeepRate, with ProbeEarly and ProbeRollback: a probe ended by a
+	// failed rate decays from the last accepted rate itself, not from half
+	// of it (the momentum is zeroed all the same). After a rollback the
+	// parameters are the ones that rate reached, in a window that ended
+	// clean and whose copy the next loss confirmed. The back-off came
+	// before the copy was confirmed: without the back-off a held-out cnn
+	// run diverged after a rollback (docs/parity), and a copy its last
+	// update had ruined is the fault the confirmation was made for.
+	ProbeKeepRate bool
 }
 
 // WithProbe is c with the rate probe on, started early once SSLS has
@@ -115,6 +124,9 @@ func (c TailConfig) Validate() error {
 	}
 	if c.ProbeVal && !c.Probe {
 		return &FieldError{"TailConfig.ProbeVal", c.ProbeVal, "needs Probe (--set probe=1)"}
+	}
+	if c.ProbeKeepRate && !(c.ProbeEarly && c.ProbeRollback) {
+		return &FieldError{"TailConfig.ProbeKeepRate", c.ProbeKeepRate, "needs ProbeEarly and ProbeRollback (--set probe_early=1, probe_rollback=1; salsa-probe has both): without the early probe the decay already begins from the last accepted rate"}
 	}
 	return nil
 }
@@ -434,8 +446,11 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so
 				// the last accepted rate may be at the edge of stability: back
-				// off one level, and drop the momentum of the failed window
-				from /= probeRaise
+				// off one level (unless ProbeKeepRate), and drop the momentum
+				// of the failed window
+				if !t.cfg.ProbeKeepRate {
+					from /= probeRaise
+				}
 				res.ResetMomentum = true
 			}
 			reason := "probe"

@@ -348,6 +348,16 @@ for part in "${parts[@]}"; do
 		task_args h4
 		SEEDS=10 PEERS=1 parity seeds-h4-peers parity/confirm-h4 --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs confirm-h4)"
 		;;
+	keep-*) # probe_keep_rate=1 (docs/parity/keep-rate.md): salsa-probe over ten seeds from STARTS (default 0.01), beside the
+		# tuned shb-hand runs of the task's current ten-seed directory (the scoreboard's)
+		t=${part#keep-} d=seeds-$t
+		case $t in
+		h5 | h10 | h11 | h13) d=clean-$t ;;
+		h4 | h9 | h14 | h17) d=confirm-$t ;;
+		esac
+		task_args $t
+		starts=${STARTS:-0.01} SEEDS=10 parity keep-$t parity/$d --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)" --set probe_keep_rate=1
+		;;
 	seeds-*)
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
