@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# docs/parity/keep-rate.md: salsa-probe with probe_keep_rate=1 (runs/parity/keep-TASK, parity.sh keep-TASK)
+# against salsa-probe's runs from the same lr0 and seeds in the task's current ten-seed directory.
+#
+#   bash scripts/keep-rate.sh TASK...
+#       per task and lr0: the tuned shb-hand's median over seeds 1–10, salsa-probe's median without and
+#       with probe_keep_rate (gap; positive better, bold outside the bar), the runs that failed or end
+#       at chance, and the seeds on which the change ends better
+set -uo pipefail
+cd "$(dirname "$0")/.."
+tuned_lr() {
+	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
+}
+# final DIR COL: the last epoch's column COL of DIR/epochs.csv, "fail" if the run failed
+final() {
+	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
+}
+echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with probe_keep_rate (gap) | failed or at chance | seeds better |"
+echo "|---|---|---|---|---|---|---|"
+for t in "$@"; do
+	d=runs/parity/seeds-$t
+	case $t in
+	h5 | h10 | h11 | h13) d=runs/parity/clean-$t ;;
+	h4 | h9 | h14 | h17) d=runs/parity/confirm-$t ;;
+	esac
+	k=runs/parity/keep-$t
+	[ -d "$k/runs" ] || continue
+	tl=$(tuned_lr "$d")
+	col=6 lstm=0
+	grep -q tinyshakespeare "$d/runs/shb-hand-lr$tl-s1/run.json" && col=7 lstm=1
+	ref=$(for s in $(seq 10); do final "$d/runs/shb-hand-lr$tl-s$s" $col; done | tr '\n' ' ')
+	for lr in $(ls "$k/runs" | sed -n 's/^salsa-probe-lr\(.*\)-s[0-9]*$/\1/p' | sort -gu); do
+		old="" new=""
+		for s in $(seq 10); do
+			[ -d "$k/runs/salsa-probe-lr$lr-s$s" ] || continue
+			old+="$(final "$d/runs/salsa-probe-lr$lr-s$s" $col) " new+="$(final "$k/runs/salsa-probe-lr$lr-s$s" $col) "
+		done
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$lr" "$lstm" "$ref" "$old" "$new"
+	done
+done | awk -F'\t' '
+function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+# a failed run counts as the worst: accuracy 0, perplexity +inf
+function val(x, lstm) { return x == "fail" ? (lstm ? 1e300 : 0) : x + 0 }
+function gap(x, ref, lstm) { return lstm ? (ref - x) / ref * 100 : (x - ref) * 100 }
+function v(x, lstm) { return lstm ? sprintf("%.4g", x) : sprintf("%.2f%%", x * 100) }
+function cell(x, ref, lstm,   g) { g = gap(x, ref, lstm); return sprintf("%s (%+.2f%s)%s", v(x, lstm), g, lstm ? "%" : " pp", (lstm ? g >= -2 : g >= -0.2) ? "" : " **miss**") }
+{ lstm = $3; nr = split($4, r, " "); for (i = 1; i <= nr; i++) r[i] = val(r[i], lstm); ref = med(r, nr)
+  n = split($5, o, " "); split($6, w, " "); bad = 0; better = 0
+  for (i = 1; i <= n; i++) { o[i] = val(o[i], lstm); w[i] = val(w[i], lstm)
+    if ((lstm && w[i] > 1e6) || (!lstm && w[i] < 0.2)) bad++
+    if (lstm ? w[i] < o[i] : w[i] > o[i]) better++ }
+  printf "| %s | %s | %s | %s | %s | %d | %d of %d |\n", $1, $2, v(ref, lstm), cell(med(o, n), ref, lstm), cell(med(w, n), ref, lstm), bad, better, n }'
