@@ -40,11 +40,7 @@ func EvaluateCheckpoint(ck *Checkpoint, src *Source, testLimit int) (*Evaluation
 	if test == nil {
 		return nil, fmt.Errorf("--dataset %s has no test split", p.Options.Dataset)
 	}
-	name, err := ChooseEngine(&p)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := Engines[name](&p, tr)
+	eng, err := newEngine(&p, tr)
 	if err != nil {
 		return nil, err
 	}

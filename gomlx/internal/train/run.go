@@ -84,6 +84,17 @@ type EngineFactory func(p *Plan, train *Split) (Engine, error)
 // itself in an init function.
 var Engines = map[string]EngineFactory{}
 
+// newEngine builds the engine [ChooseEngine] picks for *p on the training
+// split, and records its name in p.Options.Engine.
+func newEngine(p *Plan, train *Split) (Engine, error) {
+	name, err := ChooseEngine(p)
+	if err != nil {
+		return nil, err
+	}
+	p.Options.Engine = name
+	return Engines[name](p, train)
+}
+
 // ChooseEngine picks the engine for a plan: "auto" is native for a linear
 // model when it is registered, else gomlx.
 func ChooseEngine(p *Plan) (string, error) {
@@ -282,12 +293,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 	}
 	q := *p // the engine chosen is recorded in the copy, not the caller's plan
 	p = &q
-	engineName, err := ChooseEngine(p)
-	if err != nil {
-		return nil, err
-	}
-	p.Options.Engine = engineName
-	eng, err := Engines[engineName](p, train)
+	eng, err := newEngine(p, train)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +331,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return nil, err
 		}
-		if err := writeRunJSON(out, RunJSON{Plan: p, Engine: engineName, Versions: Versions(), Data: p.Data}); err != nil {
+		if err := writeRunJSON(out, RunJSON{Plan: p, Engine: p.Options.Engine, Versions: Versions(), Data: p.Data}); err != nil {
 			return nil, err
 		}
 	}
