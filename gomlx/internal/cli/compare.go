@@ -161,6 +161,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockDir("out", cfg.Out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := g.Prepare(ctx, stderr); err != nil {

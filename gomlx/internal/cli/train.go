@@ -250,6 +250,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// Ctrl-C or SIGTERM: finish the step, write the checkpoint, the logs
 	// and the figures; a second signal kills the process as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	unlock, err := lockDir("out", *out)
+	if err != nil {
+		stop()
+		return err
+	}
+	defer unlock()
 	fmt.Fprintf(stderr, "salsa train: writing to %s\n", *out)
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {

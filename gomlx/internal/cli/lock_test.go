@@ -1,0 +1,40 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestOutLocked: while another process holds --out's lock (here the test,
+// through a second open of the file), salsa compare and salsa train refuse
+// to write there, naming the directory and the holder; once it lets go,
+// the same command runs.
+func TestOutLocked(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "runs", "x")
+	for _, c := range []struct {
+		dir  string
+		args []string
+	}{
+		{out, compareArgs(out, "--methods", "salsa", "--epochs", "1", "--max-steps", "2")},
+		{dir, append([]string{"train", "--out", dir, "--epochs", "1", "--max-steps", "2", "--no-plots"}, quick...)},
+	} {
+		unlock, err := lockDir("out", c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "--out " + c.dir + ": another salsa process (pid " + strconv.Itoa(os.Getpid()) + ") is writing there (it holds " + filepath.Join(c.dir, lockFile) + ")"
+		if code, _, stderr := run(t, c.args...); code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s with the lock held: exit %d, stderr %q; want %q", c.args[0], code, stderr, want)
+		}
+		unlock()
+		if code, _, stderr := run(t, c.args...); code != 0 {
+			t.Errorf("%s after the lock was released: exit %d: %s", c.args[0], code, stderr)
+		}
+	}
+}
