@@ -125,6 +125,10 @@ type probeState struct {
 	// Rates, with ProbeSettle and before the probe starts: the warm-up's
 	// rate before the first step and after each step since, the last W + 1.
 	Rates []float64 `json:",omitempty"`
+	// Kept, with ProbeRollback: the rate that reached the kept copy, the
+	// one a rollback puts back (the probe's start rate, then the rate of
+	// each window whose candidate the next loss confirmed).
+	Kept float64 `json:",omitempty"`
 	// Val, with ProbeVal: the validation loss at the last accepted point,
 	// the probe's start or the end of the last window accepted with the
 	// probe going on.
@@ -183,7 +187,7 @@ func (p *probeState) settled(w int) bool {
 // the first accepted one.
 func (p *probeState) start(lr float64) {
 	m, sd, n := summary(p.Win)
-	*p = probeState{On: true, OK: lr, LR: probeRaise * lr, Prev: m, Sd: sd, PN: n}
+	*p = probeState{On: true, OK: lr, Kept: lr, LR: probeRaise * lr, Prev: m, Sd: sd, PN: n}
 }
 
 // outlier reports whether a step's loss is an outlier against the accepted
@@ -279,7 +283,7 @@ func (p *probeState) end(k int, loss float64, w int, last, retry bool, val float
 
 // check validates a restored probe state.
 func (p *probeState) check() error {
-	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK),
+	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK), checkNonNeg("TailState.Probe.Kept", p.Kept),
 		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
 		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
 		return err

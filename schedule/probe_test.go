@@ -558,8 +558,11 @@ func TestProbeRollbackSuite(t *testing.T) {
 
 // TestProbeKeepRate: with ProbeKeepRate a failed rate (a rejected window,
 // or two outliers in a row) still rolls back and zeroes the momentum, but
-// the decay begins from the last accepted rate 2α_s itself, not from
-// 2α_s/2; without the rollback it is refused.
+// the decay begins from the rate that reached the copy put back: the last
+// accepted rate 2α_s itself, not 2α_s/2, when the next loss confirmed its
+// window's copy, and the start rate α_s when it did not, the rollback going
+// to the start's copy (a cnn run diverged decaying from 2α_s there). Without
+// the rollback it is refused.
 func TestProbeKeepRate(t *testing.T) {
 	c := earlyConfig()
 	c.Tail.ProbeRollback, c.Tail.ProbeKeepRate = true, true
@@ -567,9 +570,11 @@ func TestProbeKeepRate(t *testing.T) {
 		name string
 		fs   []float64
 		step int
+		from float64 // the decay's rate, in α_s
 	}{
-		{"rejected window", append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...), 30},
-		{"outliers", append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5), 23},
+		{"rejected window", append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...), 30, 2},
+		{"outliers", append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5), 23, 2},
+		{"the candidate's loss an outlier", append(append(window(1, 10), window(0.9, 10)...), 5, 5), 22, 1},
 	} {
 		s := mustNewTail(t, c)
 		var res schedule.Result
@@ -580,10 +585,10 @@ func TestProbeKeepRate(t *testing.T) {
 				as = res.NextLR / 2
 			}
 		}
-		n := len(res.Events)
-		if res.Step != tc.step || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].NewLR != 2*as ||
-			!res.Rollback || !res.ResetMomentum || res.NextLR != 2*as {
-			t.Errorf("%s: %+v, want a rollback after step %d, the momentum zeroed and the decay from 2α_s = %v", tc.name, res, tc.step, 2*as)
+		n, want := len(res.Events), tc.from*as
+		if res.Step != tc.step || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].NewLR != want ||
+			!res.Rollback || !res.ResetMomentum || res.NextLR != want {
+			t.Errorf("%s: %+v, want a rollback after step %d, the momentum zeroed and the decay from %gα_s = %v", tc.name, res, tc.step, tc.from, want)
 		}
 	}
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)

@@ -73,13 +73,15 @@ type TailConfig struct {
 	// docs/parity).
 	ProbeVal bool
 	// ProbeKeepRate, with ProbeEarly and ProbeRollback: a probe ended by a
-	// failed rate decays from the last accepted rate itself, not from half
-	// of it (the momentum is zeroed all the same). After a rollback the
-	// parameters are the ones that rate reached, in a window that ended
-	// clean and whose copy the next loss confirmed. The back-off came
-	// before the copy was confirmed: without the back-off a held-out cnn
-	// run diverged after a rollback (docs/parity), and a copy its last
-	// update had ruined is the fault the confirmation was made for.
+	// failed rate decays from the rate that reached the copy the rollback
+	// puts back, not from half the last accepted rate (the momentum is
+	// zeroed all the same). That is the last accepted rate when the next
+	// loss confirmed its window's copy, and an earlier one when it did not
+	// or when the window ended on an outlier: decaying from the last
+	// accepted rate in that case diverged on the cnn (docs/parity/keep-rate.md).
+	// The back-off came before the copy was confirmed: without it a
+	// held-out cnn run diverged after a rollback (docs/parity), and a copy
+	// its last update had ruined is the fault the confirmation was made for.
 	ProbeKeepRate bool
 }
 
@@ -422,7 +424,7 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			// after a rollback to a copy whose own loss was 10.37)
 			t.probe.Cand = false
 			if t.probe.Hot == 0 {
-				res.Confirm = true
+				res.Confirm, t.probe.Kept = true, rate
 			} else {
 				ev := Event{Step: k, Kind: KindProbe, Count: 1, Mean: loss, Prev: t.probe.Prev, Accept: true, NewLR: rate,
 					Reason: ReasonCandidateOutlier}
@@ -446,10 +448,12 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so
 				// the last accepted rate may be at the edge of stability: back
-				// off one level (unless ProbeKeepRate), and drop the momentum
-				// of the failed window
-				if !t.cfg.ProbeKeepRate {
-					from /= probeRaise
+				// off one level, and drop the momentum of the failed window;
+				// with ProbeKeepRate, decay from the rate that reached the
+				// copy the rollback puts back
+				from /= probeRaise
+				if t.cfg.ProbeKeepRate {
+					from = t.probe.Kept
 				}
 				res.ResetMomentum = true
 			}
