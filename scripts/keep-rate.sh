@@ -43,7 +43,8 @@ function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n;
 # a failed run counts as the worst: accuracy 0, perplexity +inf
 function val(x, lstm) { return x == "fail" ? (lstm ? 1e300 : 0) : x + 0 }
 function gap(x, ref, lstm) { return lstm ? (ref - x) / ref * 100 : (x - ref) * 100 }
-function v(x, lstm) { return lstm ? sprintf("%.4g", x) : sprintf("%.2f%%", x * 100) }
+# accuracy rounded as the scoreboard rounds it (halves up)
+function v(x, lstm) { return lstm ? sprintf("%.4g", x) : sprintf("%.2f%%", int(x * 10000 + 0.5) / 100) }
 function cell(x, ref, lstm,   g) { g = gap(x, ref, lstm); return sprintf("%s (%+.2f%s)%s", v(x, lstm), g, lstm ? "%" : " pp", (lstm ? g >= -2 : g >= -0.2) ? "" : " **miss**") }
 { lstm = $3; nr = split($4, r, " "); for (i = 1; i <= nr; i++) r[i] = val(r[i], lstm); ref = med(r, nr)
   n = split($5, o, " "); split($6, w, " "); bad = 0; better = 0
