@@ -39,7 +39,7 @@ func parseI(key, v string) (int, error) {
 func parseB(key, v string) (bool, error) {
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("schedule: --set %s=%s: must be true or false", key, v)
+		return false, fmt.Errorf("schedule: --set %s=%s: must be 1 or 0 (true or false)", key, v)
 	}
 	return b, nil
 }

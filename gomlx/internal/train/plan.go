@@ -501,11 +501,14 @@ func userError(err error, o Options) error {
 	}
 	sched, _ := replay.Scheduler(o.Method)
 	keys := schedule.KeysFor(sched, fe.Field)
-	key := ""
-	for _, kv := range o.Sets { // the key the user typed; the last one wins
+	key, typed := "", ""
+	for _, kv := range o.Sets { // the key and value the user typed; the last one wins
 		if slices.Contains(keys, kv[0]) {
-			key = kv[0]
+			key, typed = kv[0], kv[1]
 		}
+	}
+	if _, isBool := fe.Value.(bool); isBool && typed != "" {
+		return fmt.Errorf("--set %s=%s: %s", key, typed, fe.Want) // as typed, not Go's true or false
 	}
 	switch {
 	case key != "":

@@ -307,6 +307,9 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"drop_after", "10"}} }, "--set drop_after does nothing for --method salsa; it applies to sasa+, sasa, slope, sasa+-val"},
 		{func(o *Options) { o.Sets = [][2]string{{"patience", "2"}} }, "--set patience does nothing for --method salsa; it applies to salsa-val, sasa+-val"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"momentum", "0.5"}} }, "--set momentum does nothing for --method adam-warmup"},
+		// a bool key's error gives the value as typed
+		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"probe", "1"}, {"probe_keep_rate", "1"}} }, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
 		// SASA+'s drop keys where the decay begins at the switch
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
 		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"salsa_drop_after", "9"}} }, "--set salsa_drop_after does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
