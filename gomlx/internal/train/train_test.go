@@ -308,7 +308,10 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"patience", "2"}} }, "--set patience does nothing for --method salsa; it applies to salsa-val, sasa+-val"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"momentum", "0.5"}} }, "--set momentum does nothing for --method adam-warmup"},
 		// a bool key's error gives the value as typed
-		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"probe", "1"}, {"probe_keep_rate", "1"}} }, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
+		{func(o *Options) {
+			o.Method = "salsa-budget"
+			o.Sets = [][2]string{{"probe", "1"}, {"probe_keep_rate", "1"}}
+		}, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
 		// SASA+'s drop keys where the decay begins at the switch
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
