@@ -210,22 +210,25 @@ func TestCompareSweep(t *testing.T) {
 // with a note, as for any key a method does not read.
 func TestCompareDropKeysFromSwitch(t *testing.T) {
 	out := t.TempDir()
-	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,salsa-budget", "--set", "tau=0.5", "--sweep", "decay_from_switch=0,1", "--epochs", "1", "--max-steps", "2")...)
+	code, _, stderr := run(t, compareArgs(out, "--methods", "salsa,salsa-budget,shb-hand", "--grid", "shb-hand", "--lr0s", "0.1,1",
+		"--start-lr0s", "0.01,0.1", "--set", "tau=0.5", "--sweep", "decay_from_switch=0,1", "--epochs", "1", "--max-steps", "2")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"--sweep decay_from_switch applies to salsa-budget only; salsa run once",
-		"--set tau=0.5 does nothing for salsa-budget with decay_from_switch=1; that run goes without it",
+		"--sweep decay_from_switch applies to salsa-budget only; salsa, shb-hand run once",
+		// once, though two rows (lr0 0.01 and 0.1) go without it
+		"--set tau=0.5 does nothing for salsa-budget with decay_from_switch=1; those runs go without it",
 	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr %q lacks %q", stderr, want)
+		if n := strings.Count(stderr, want); n != 1 {
+			t.Errorf("stderr %q has %q %d times, want once", stderr, want, n)
 		}
 	}
 	for dir, sets := range map[string]string{
-		"salsa-lr0.01-s1": "[[tau 0.5]]",
-		"salsa-budget-lr0.01-decay_from_switch0-s1": "[[tau 0.5] [decay_from_switch 0]]",
+		"salsa-lr0.01-s1":                           "[[tau 0.5]]",
+		"salsa-budget-lr0.1-decay_from_switch0-s1":  "[[tau 0.5] [decay_from_switch 0]]",
 		"salsa-budget-lr0.01-decay_from_switch1-s1": "[[decay_from_switch 1]]",
+		"shb-hand-lr1-s1":                           "[[tau 0.5]]",
 	} {
 		if got := fmt.Sprint(readRunJSON(t, filepath.Join(out, "runs", dir)).Plan.Options.Sets); got != sets {
 			t.Errorf("%s: sets %s, want %s", dir, got, sets)

@@ -232,8 +232,8 @@ func NewGrid(cfg Config) (*Grid, error) {
 				for _, kv := range cfg.Sets {
 					if train.SetApplies(kv[0], m, rowSets(sv)) == nil {
 						r.Sets = append(r.Sets, kv)
-					} else if applies(kv[0], m) {
-						g.Notes = append(g.Notes, fmt.Sprintf("--set %s=%s does nothing for %s with %s=%s; that run goes without it", kv[0], kv[1], m, cfg.SweepKey, sv))
+					} else if note := fmt.Sprintf("--set %s=%s does nothing for %s with %s=%s; those runs go without it", kv[0], kv[1], m, cfg.SweepKey, sv); applies(kv[0], m) && !slices.Contains(g.Notes, note) {
+						g.Notes = append(g.Notes, note) // once, not once per lr0's row
 					}
 				}
 				if sv != "" {
