@@ -8,9 +8,7 @@
 #       at chance, and the seeds on which the change ends better
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tuned_lr() {
-	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
-}
+source scripts/tasks.sh # current_dir, tuned_lr
 # final DIR COL: the last epoch's column COL of DIR/epochs.csv, "fail" if the run failed
 final() {
 	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
@@ -18,11 +16,7 @@ final() {
 echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with probe_keep_rate (gap) | failed or at chance | seeds better |"
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
-	d=runs/parity/seeds-$t
-	case $t in
-	h5 | h10 | h11 | h13) d=runs/parity/clean-$t ;;
-	h4 | h9 | h14 | h17) d=runs/parity/confirm-$t ;;
-	esac
+	d=$(current_dir "$t")
 	k=runs/parity/keep-$t
 	[ -d "$k/runs" ] || continue
 	tl=$(tuned_lr "$d")

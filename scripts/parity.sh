@@ -350,11 +350,8 @@ for part in "${parts[@]}"; do
 		;;
 	keep-*) # probe_keep_rate=1 (docs/parity/keep-rate.md): salsa-probe over ten seeds from STARTS (default 0.01), beside the
 		# tuned shb-hand runs of the task's current ten-seed directory (the scoreboard's)
-		t=${part#keep-} d=seeds-$t
-		case $t in
-		h5 | h10 | h11 | h13) d=clean-$t ;;
-		h4 | h9 | h14 | h17) d=confirm-$t ;;
-		esac
+		t=${part#keep-} d=$(current_dir "${part#keep-}")
+		d=${d#runs/parity/}
 		task_args $t
 		starts=${STARTS:-0.01} SEEDS=10 parity keep-$t parity/$d --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)" --set probe_keep_rate=1
 		;;
@@ -398,12 +395,8 @@ for part in "${parts[@]}"; do
 		sb=()
 		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h1 h2 h3 h4 h5 h6 h7 h8 h9 h10 h11 h12 h13 h14 h15 h16 h17 h18 h19 h20 \
 			h21 h22 h23 h24 h25 h26 h27 h28 h29 h30 h31 h32 h33 h34; do
-			d=runs/parity/seeds-$t p=runs/parity/seeds-$t-peers
-			case $t in
-			h5 | h10 | h11 | h13) d=runs/parity/clean-$t ;;
-			h4 | h9 | h14 | h17) d=runs/parity/confirm-$t ;;
-			h27) d=runs/parity/seeds-h27-device p=runs/parity/seeds-h27-sf ;;
-			esac
+			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
+			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
 			[ -d "$p" ] || p=
 			sb+=("$(echo "$t" | tr h H)=$d${p:+,$p}")

@@ -18,11 +18,7 @@
 #       times (docs/parity: lstm 0.01, cnn 0.1, resnet20 0.1, mlp 0.1, h7 0.1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# tuned_lr DIR: the lr of the shb-hand row picked on validation in DIR's
-# runs (parity-summary.sh EPOCHS=1, which needs no checkpoint)
-tuned_lr() {
-	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
-}
+source scripts/tasks.sh # tuned_lr, task_args
 cmd=${1:-}; shift || true
 case $cmd in
 jobs)
@@ -100,7 +96,6 @@ cmp)
 ab) # N TASK LR0: one salsa-probe run of TASK (seed 1) without and with probe_val=1, N times alternated, in salsa compare
 	# as the parity runs (10% held out, the tuned shb-hand runs of runs/parity/seeds-TASK copied in); the run's own seconds
 	n=$1 t=$2 lr=$3
-	source scripts/tasks.sh
 	task_args "$t"
 	d=runs/parity/seeds-$t
 	tl=$(tuned_lr "$d")

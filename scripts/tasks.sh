@@ -1,6 +1,6 @@
 # The tasks of issue 9's measurements (docs/parity): their salsa compare
 # arguments, without the shb-hand grid except where named, and task_args.
-# Sourced by scripts/parity.sh and scripts/walltime.sh.
+# Sourced by scripts/parity.sh, walltime.sh, probe-val.sh and keep-rate.sh.
 # MNIST logreg (issue 8's), without its grid, and with it
 logregtask=(--dataset mnist --model logreg --epochs 30 --jobs 1)
 logreg=("${logregtask[@]}" --grid shb-hand --lr0s 0.01,0.03,0.1,0.3,1)
@@ -73,4 +73,22 @@ task_args() {
 		args=("${task[@]}")
 		;;
 	esac
+}
+
+# current_dir TASK: the directory of runs/parity holding the ten-seed runs of
+# the current salsa-probe on TASK (clean-/confirm- where those reruns
+# replaced seeds-; H27's ran on a device machine)
+current_dir() {
+	case $1 in
+	h5 | h10 | h11 | h13) echo runs/parity/clean-$1 ;;
+	h4 | h9 | h14 | h17) echo runs/parity/confirm-$1 ;;
+	h27) echo runs/parity/seeds-h27-device ;;
+	*) echo runs/parity/seeds-$1 ;;
+	esac
+}
+
+# tuned_lr DIR: the lr of the shb-hand row picked on validation in DIR's
+# runs (parity-summary.sh EPOCHS=1, which needs no checkpoint)
+tuned_lr() {
+	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
 }
