@@ -259,11 +259,6 @@ var allKeyPaths = sync.OnceValue(func() map[string][]string {
 	return m
 })
 
-// usedBy reports whether a method (one of [Methods]) reads the Config field
-// at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
-// the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
-// reads SALSA's and Tail, and salsa-probe the same but the probe's four
-// switches, which it sets; a -val method also reads Validation.
 // dropKeyPath reports whether the Config field at path (as "SASAPlus.Tau")
 // shapes only SASA+'s drops inside SALSA: τ, dividing by 1/τ, keeping the
 // momentum, and SALSA's no-drop warm-up. A Tail that decays from the switch
@@ -277,6 +272,11 @@ func dropKeyPath(path string) bool {
 	return false
 }
 
+// usedBy reports whether a method (one of [Methods]) reads the Config field
+// at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
+// the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
+// reads SALSA's and Tail, and salsa-probe the same but the probe's four
+// switches, which it sets; a -val method also reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {

@@ -451,9 +451,10 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 				// off one level, and drop the momentum of the failed window;
 				// with ProbeKeepRate, decay from the rate that reached the
 				// copy the rollback puts back
-				from /= probeRaise
 				if t.cfg.ProbeKeepRate {
 					from = t.probe.Kept
+				} else {
+					from /= probeRaise
 				}
 				res.ResetMomentum = true
 			}

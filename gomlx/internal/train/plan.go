@@ -403,18 +403,22 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	return p, nil
 }
 
-// probeVal reports whether sets turn on the probe's validation check
-// (probe_val=1), which needs a validation split; a bad value is reported
-// where the schedule's keys are set.
-func probeVal(sets [][2]string) bool {
-	on := false
+// withKey returns c with the values sets gives key applied in order, for a
+// decision NewPlan takes before it sets the schedule's keys; a bad value is
+// skipped here and reported where the keys are set.
+func withKey(c schedule.Config, sets [][2]string, key string) schedule.Config {
 	for _, kv := range sets {
-		if kv[0] == "probe_val" {
-			var c schedule.Config
-			on = c.Set(kv[0], kv[1]) == nil && c.Tail.ProbeVal
+		if kv[0] == key {
+			_ = c.Set(kv[0], kv[1])
 		}
 	}
-	return on
+	return c
+}
+
+// probeVal reports whether sets turn on the probe's validation check
+// (probe_val=1), which needs a validation split.
+func probeVal(sets [][2]string) bool {
+	return withKey(schedule.Config{}, sets, "probe_val").Tail.ProbeVal
 }
 
 // KeyApplies returns nil if --set k does something for method, else the
@@ -480,16 +484,9 @@ func SetApplies(k, method string, sets [][2]string) error {
 }
 
 // fromSwitch reports whether sets leave salsa-budget's decay beginning at
-// the switch: true unless the last decay_from_switch among them is 0. A bad
-// value is skipped here; it is reported where the keys are set.
+// the switch: true unless the last decay_from_switch among them is 0.
 func fromSwitch(sets [][2]string) bool {
-	c := schedule.Config{Tail: schedule.TailConfig{FromSwitch: true}}
-	for _, kv := range sets {
-		if kv[0] == "decay_from_switch" {
-			_ = c.Set(kv[0], kv[1])
-		}
-	}
-	return c.Tail.FromSwitch
+	return withKey(schedule.Config{Tail: schedule.TailConfig{FromSwitch: true}}, sets, "decay_from_switch").Tail.FromSwitch
 }
 
 // userError rewrites a *schedule.FieldError, which names the Go field
