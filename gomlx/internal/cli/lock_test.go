@@ -37,4 +37,26 @@ func TestOutLocked(t *testing.T) {
 			t.Errorf("%s after the lock was released: exit %d: %s", c.args[0], code, stderr)
 		}
 	}
+	// salsa train --resume while the holder is writing the checkpoint: the
+	// lock's error, not the half-written checkpoint's
+	unlock, err := lockDir("out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.gob"), []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "--out " + dir + ": another salsa process"
+	if code, _, stderr := run(t, "train", "--resume", "--out", dir); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("train --resume with the lock held: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+	unlock()
+	// --resume into no directory makes none
+	none := filepath.Join(out, "none")
+	if code, _, stderr := run(t, "train", "--resume", "--out", none); code != 1 || !strings.Contains(stderr, "--resume") {
+		t.Errorf("train --resume into no directory: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("train --resume into no directory made %s (stat: %v)", none, err)
+	}
 }

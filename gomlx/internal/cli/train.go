@@ -185,8 +185,18 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	var p *train.Plan
 	var ck *train.Checkpoint
+	var unlock func()
 	if *resume {
 		var err error
+		// the lock before the checkpoint is read: a command still writing
+		// there is named, not its half-written checkpoint (no directory:
+		// ReadCheckpoint says so, and none is made)
+		if _, err := os.Stat(*out); err == nil {
+			if unlock, err = lockDir("out", *out); err != nil {
+				return err
+			}
+			defer unlock()
+		}
 		if ck, err = train.ReadCheckpoint(*out); err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}
@@ -250,12 +260,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// Ctrl-C or SIGTERM: finish the step, write the checkpoint, the logs
 	// and the figures; a second signal kills the process as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	unlock, err := lockDir("out", *out)
-	if err != nil {
-		stop()
-		return err
+	if unlock == nil {
+		if unlock, err = lockDir("out", *out); err != nil {
+			stop()
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	fmt.Fprintf(stderr, "salsa train: writing to %s\n", *out)
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
