@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -594,6 +595,49 @@ func TestProbeKeepRate(t *testing.T) {
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 	c.Tail.ProbeRollback = false
 	wantRefused(t, c, "TailConfig.ProbeKeepRate = true: needs ProbeEarly and ProbeRollback")
+}
+
+// TestProbeBackoff: with ProbeBackoff b a failed rate rolls back as before,
+// and the decay begins from the last accepted rate 2α_s divided by b, with
+// or without the rollback; 0 is the probe's raise, 2. A factor below 1, a
+// non-finite one, one without the early probe (which decays from the last
+// accepted rate) and one with ProbeKeepRate (which decays from the copy's
+// rate) are refused.
+func TestProbeBackoff(t *testing.T) {
+	fs := append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...) // the window at 4α_s rejected
+	for _, tc := range []struct {
+		backoff  float64
+		rollback bool
+		from     float64 // the decay's rate, in α_s
+	}{{0, false, 1}, {2, false, 1}, {4, false, 0.5}, {4, true, 0.5}, {1, true, 2}} {
+		c := earlyConfig()
+		c.Tail.ProbeBackoff, c.Tail.ProbeRollback = tc.backoff, tc.rollback
+		s := mustNewTail(t, c)
+		var res schedule.Result
+		as := 0.0
+		for i, f := range fs {
+			res = stepLoss(t, s, f)
+			if i == 9 { // the probe starts at 2α_s
+				as = res.NextLR / 2
+			}
+		}
+		n, want := len(res.Events), tc.from*as
+		if res.Step != 30 || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].NewLR != want ||
+			res.Rollback != tc.rollback || !res.ResetMomentum || res.NextLR != want {
+			t.Errorf("ProbeBackoff %g, rollback %v: %+v, want the decay after step 30 from %gα_s = %v", tc.backoff, tc.rollback, res, tc.from, want)
+		}
+	}
+	c := earlyConfig()
+	c.Tail.ProbeBackoff = 4
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	for _, b := range []float64{0.5, -1, math.NaN(), math.Inf(1)} {
+		c.Tail.ProbeBackoff = b
+		wantRefused(t, c, fmt.Sprintf("TailConfig.ProbeBackoff = %v: must be finite and ≥ 1", b))
+	}
+	c.Tail.ProbeBackoff, c.Tail.ProbeRollback, c.Tail.ProbeKeepRate = 4, true, true
+	wantRefused(t, c, "TailConfig.ProbeBackoff = 4: not with ProbeKeepRate")
+	c.Tail.ProbeKeepRate, c.Tail.ProbeRollback, c.Tail.ProbeEarly = false, false, false
+	wantRefused(t, c, "TailConfig.ProbeBackoff = 4: needs ProbeEarly")
 }
 
 // TestProbeRetrySuite: the probe with every switch and the retry passes the

@@ -83,6 +83,12 @@ type TailConfig struct {
 	// held-out cnn run diverged after a rollback (docs/parity), and a copy
 	// its last update had ruined is the fault the confirmation was made for.
 	ProbeKeepRate bool
+	// ProbeBackoff, with ProbeEarly: a probe ended by a failed rate decays
+	// from the last accepted rate divided by this; 0 means the probe's own
+	// raise, 2. On the lstms trained without weight decay the runs that
+	// decayed from higher ended worse (docs/parity/backoff.md screens 4).
+	// Not with ProbeKeepRate, which decays from the copy's rate instead.
+	ProbeBackoff float64
 }
 
 // WithProbe is c with the rate probe on, started early once SSLS has
@@ -130,7 +136,27 @@ func (c TailConfig) Validate() error {
 	if c.ProbeKeepRate && !(c.ProbeEarly && c.ProbeRollback) {
 		return &FieldError{"TailConfig.ProbeKeepRate", c.ProbeKeepRate, "needs ProbeEarly and ProbeRollback (--set probe_early=1, probe_rollback=1; salsa-probe has both): without the early probe the decay already begins from the last accepted rate"}
 	}
+	if c.ProbeBackoff != 0 {
+		if !(c.ProbeBackoff >= 1) || math.IsInf(c.ProbeBackoff, 0) {
+			return &FieldError{"TailConfig.ProbeBackoff", c.ProbeBackoff, "must be finite and ≥ 1 (0: the probe's raise, 2)"}
+		}
+		if !c.ProbeEarly {
+			return &FieldError{"TailConfig.ProbeBackoff", c.ProbeBackoff, "needs ProbeEarly (--set probe_early=1; salsa-probe has it): without the early probe the decay begins from the last accepted rate"}
+		}
+		if c.ProbeKeepRate {
+			return &FieldError{"TailConfig.ProbeBackoff", c.ProbeBackoff, "not with ProbeKeepRate (--set probe_keep_rate=1), which decays from the rate of the copy put back"}
+		}
+	}
 	return nil
+}
+
+// backoff is the factor a failed early probe's last accepted rate is
+// divided by: ProbeBackoff, or the probe's raise.
+func (c TailConfig) backoff() float64 {
+	if c.ProbeBackoff != 0 {
+		return c.ProbeBackoff
+	}
+	return probeRaise
 }
 
 // Tail is a statistical schedule that knows its budget: until step s it is
@@ -448,13 +474,13 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so
 				// the last accepted rate may be at the edge of stability: back
-				// off one level, and drop the momentum of the failed window;
-				// with ProbeKeepRate, decay from the rate that reached the
-				// copy the rollback puts back
+				// off one level (ProbeBackoff's), and drop the momentum of the
+				// failed window; with ProbeKeepRate, decay from the rate that
+				// reached the copy the rollback puts back
 				if t.cfg.ProbeKeepRate {
 					from = t.probe.Kept
 				} else {
-					from /= probeRaise
+					from /= t.cfg.backoff()
 				}
 				res.ResetMomentum = true
 			}

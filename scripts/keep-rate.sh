@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # docs/parity/keep-rate.md: salsa-probe with probe_keep_rate=1 (runs/parity/keep-TASK, parity.sh keep-TASK)
-# against salsa-probe's runs from the same lr0 and seeds in the task's current ten-seed directory.
+# against salsa-probe's runs from the same lr0 and seeds in the task's current ten-seed directory;
+# with PART=backoff, docs/parity/backoff.md's probe_backoff=4 (runs/parity/backoff-TASK) instead.
 #
-#   bash scripts/keep-rate.sh TASK...
+#   [PART=backoff] bash scripts/keep-rate.sh TASK...
 #       per task and lr0: the tuned shb-hand's median over seeds 1–10, salsa-probe's median without and
 #       with probe_keep_rate (gap; positive better, bold outside the bar), the runs that failed or end
 #       at chance, and the seeds on which the change ends better
@@ -13,11 +14,13 @@ source scripts/tasks.sh # current_dir, tuned_lr
 final() {
 	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
 }
-echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with probe_keep_rate (gap) | failed or at chance | seeds better |"
+part=${PART:-keep}
+key=$(case $part in keep) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; *) echo "PART=$part: must be keep or backoff" >&2; exit 2 ;; esac) || exit 2
+echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with $key (gap) | failed or at chance | seeds better |"
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
 	d=$(current_dir "$t")
-	k=runs/parity/keep-$t
+	k=runs/parity/$part-$t
 	[ -d "$k/runs" ] || continue
 	tl=$(tuned_lr "$d")
 	col=6 lstm=0
