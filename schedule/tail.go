@@ -9,8 +9,8 @@ import (
 
 // TailConfig is the end of a known budget that [Tail] adds to a statistical
 // schedule: over the last D = max(1, round(Fraction·T)) of the budget's T
-// steps, the rate decays linearly to zero from the one the schedule had
-// reached at step T − D.
+// steps, the rate decays linearly to zero (with Cuts, in two cuts ×0.1)
+// from the one the schedule had reached at step T − D.
 //
 // The budget is the user's --epochs, not a tuned number; Fraction 0.2 is
 // WSD's (Hägele et al. 2024), fixed for every task.
@@ -89,6 +89,12 @@ type TailConfig struct {
 	// decayed from higher ended worse (docs/parity/backoff.md screens 4).
 	// Not with ProbeKeepRate, which decays from the copy's rate instead.
 	ProbeBackoff float64
+	// Cuts: the decay has the shape of the hand schedule instead
+	// of the line to zero: over its n = T − s steps the rate is α_s for the
+	// first third, α_s/10 for the second and α_s/100 for the last (step
+	// i = 0 … n−1 of the decay at α_s·0.1^⌊3i/n⌋). docs/parity/cuts.md
+	// screens it.
+	Cuts bool
 }
 
 // WithProbe is c with the rate probe on, started early once SSLS has
@@ -165,7 +171,8 @@ func (c TailConfig) backoff() float64 {
 //
 //	α_k = α_s·(1 − (k − s − 1)/(T − s)),   s < k ≤ T,
 //
-// with α_s the inner scheduler's rate after step s, and α_T past the budget.
+// with α_s the inner scheduler's rate after step s, and α_T past the budget
+// (with [TailConfig.Cuts], α_s·0.1^⌊3(k − s − 1)/(T − s)⌋ instead).
 // s is T − D, or with FromSwitch the switch step when that comes first.
 // The tail runs no line search and no test: the decay anneals the noise of
 // the last phase whatever α_s is. At step s it emits a [KindDecay] event.
@@ -281,11 +288,19 @@ func (t *Tail) maybeBegin() bool {
 func (t *Tail) deciding() bool { return t.start == 0 && !t.probe.On }
 
 // lrAt is α_k in the tail, 1-based: linear from α_s at step s+1 towards 0
-// at step T+1.
+// at step T+1, or with Cuts α_s cut ×0.1 after each third of the decay.
 func (t *Tail) lrAt(k int) float64 {
 	k = min(k, t.cfg.Steps)
-	return t.start * (1 - float64(k-t.begin-1)/float64(t.cfg.Steps-t.begin))
+	i, n := k-t.begin-1, t.cfg.Steps-t.begin
+	if t.cfg.Cuts {
+		return t.start * math.Pow(decayCut, float64(3*i/n))
+	}
+	return t.start * (1 - float64(i)/float64(n))
 }
+
+// decayCut is the factor of each of the two cuts of TailConfig.Cuts: the
+// issue's hand schedule's.
+const decayCut = 0.1
 
 // Step is the number of completed steps.
 func (t *Tail) Step() int {

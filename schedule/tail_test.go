@@ -52,6 +52,50 @@ func TestTailTrace(t *testing.T) {
 	}
 }
 
+// TestTailCuts: with Cuts the decay over steps 5–10 (T = 10, D = 6) holds
+// α_s = 0.5 for its first two steps, then 0.05 for two and 0.005 for the
+// last two, and stays at 0.005 past the budget; the decay event is the
+// same. The probe with its rollback and Cuts passes the shared suite.
+func TestTailCuts(t *testing.T) {
+	in, err := schedule.NewCut(schedule.CutConfig{LR0: 0.5, Tau: 0.1, DropSteps: []int{20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schedule.NewTail(schedule.TailConfig{Steps: 10, Fraction: 0.6, Cuts: true}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := schedtest.NewProblem(1, 12)
+	var got []float64
+	var decay []schedule.Event
+	for k := 1; k <= 12; k++ {
+		res, err := p.Step(s, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.LR)
+		for _, e := range res.Events {
+			if e.Kind == schedule.KindDecay {
+				decay = append(decay, e)
+			}
+		}
+	}
+	want := []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.05, 0.05, 0.005, 0.005, 0.005, 0.005}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-15 {
+			t.Fatalf("α = %v, want %v", got, want)
+		}
+	}
+	if len(decay) != 1 || decay[0].Step != 4 || decay[0].NewLR != 0.5 {
+		t.Errorf("decay events %+v, want one at step 4 from 0.5", decay)
+	}
+	c := small(schedule.PresetPaper)
+	c.SetBudget(400, 0)
+	c.Tail = c.Tail.WithProbe()
+	c.Tail.Cuts = true
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+}
+
 // TestTailIsSALSAUntilTheDecay: salsa-budget takes SALSA's decisions, line
 // searches included, step for step until T − D, and then no more tests.
 func TestTailIsSALSAUntilTheDecay(t *testing.T) {
