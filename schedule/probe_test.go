@@ -640,14 +640,21 @@ func TestProbeBackoff(t *testing.T) {
 	wantRefused(t, c, "TailConfig.ProbeBackoff = 4: needs ProbeEarly")
 }
 
-// TestProbeRetrySuite: the probe with every switch and the retry passes the
-// shared suite.
-func TestProbeRetrySuite(t *testing.T) {
-	c := small(schedule.PresetPaper)
-	c.SetBudget(400, 0)
-	c.Tail = c.Tail.WithProbe()
-	c.Tail.ProbeRetry = true
-	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+// TestProbeVariantsSuite: salsa-probe with the retry, and with the decay
+// in cuts (TailConfig.Cuts), passes the shared suite.
+func TestProbeVariantsSuite(t *testing.T) {
+	for name, set := range map[string]func(*schedule.TailConfig){
+		"retry": func(c *schedule.TailConfig) { c.ProbeRetry = true },
+		"cuts":  func(c *schedule.TailConfig) { c.Cuts = true },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := small(schedule.PresetPaper)
+			c.SetBudget(400, 0)
+			c.Tail = c.Tail.WithProbe()
+			set(&c.Tail)
+			schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+		})
+	}
 }
 
 // byKind appends the probe events of evs to probes and the decay events to

@@ -10,90 +10,67 @@ import (
 	"github.com/salsaopt/salsa/schedule/schedtest"
 )
 
-// TestTailTrace: a Tail of T = 10 steps, 20% decay (D = 2), around a
-// constant 0.5 cut to 0.05 after step 3. The rates are written out by hand
-// from the definition: the inner's until step 8, then α_s·(1 − 0/2) and
-// α_s·(1 − 1/2) with α_s = 0.05, and α_T past the budget.
+// TestTailTrace: a Tail of T = 10 steps around a constant 0.5, written out
+// by hand from the definition. With a 20% decay (D = 2) and the inner cut
+// to 0.05 after step 3: the inner's rates until step 8, then α_s·(1 − 0/2)
+// and α_s·(1 − 1/2) with α_s = 0.05, and α_T past the budget. With Cuts and
+// a 60% decay (D = 6, the inner not cut within the budget): α_s = 0.5 for
+// steps 5–6, 0.05 for 7–8 and 0.005 for 9–10 and past the budget.
 func TestTailTrace(t *testing.T) {
-	in, err := schedule.NewCut(schedule.CutConfig{LR0: 0.5, Tau: 0.1, DropSteps: []int{3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := schedule.NewTail(schedule.TailConfig{Steps: 10, Fraction: 0.2}, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := schedtest.NewProblem(1, 12)
-	var got []float64
-	var decay []schedule.Event
-	for k := 1; k <= 12; k++ {
-		res, err := p.Step(s, k)
+	for _, tc := range []struct {
+		name   string
+		drop   int
+		cfg    schedule.TailConfig
+		want   []float64
+		decay  int     // the step of the decay event
+		decayα float64 // α_s
+	}{
+		{"linear", 3, schedule.TailConfig{Steps: 10, Fraction: 0.2},
+			[]float64{0.5, 0.5, 0.5, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025}, 8, 0.05},
+		{"cuts", 20, schedule.TailConfig{Steps: 10, Fraction: 0.6, Cuts: true},
+			[]float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.05, 0.05, 0.005, 0.005, 0.005, 0.005}, 4, 0.5},
+	} {
+		in, err := schedule.NewCut(schedule.CutConfig{LR0: 0.5, Tau: 0.1, DropSteps: []int{tc.drop}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, res.LR)
-		for _, e := range res.Events {
-			if e.Kind == schedule.KindDecay {
-				decay = append(decay, e)
+		s, err := schedule.NewTail(tc.cfg, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, decay := rates(t, s, 12)
+		for i := range tc.want {
+			if math.Abs(got[i]-tc.want[i]) > 1e-15 {
+				t.Fatalf("%s: α = %v, want %v", tc.name, got, tc.want)
 			}
 		}
-	}
-	want := []float64{0.5, 0.5, 0.5, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-15 {
-			t.Fatalf("α = %v, want %v", got, want)
+		if len(decay) != 1 || decay[0].Step != tc.decay || math.Abs(decay[0].NewLR-tc.decayα) > 1e-15 || decay[0].Reason != "budget" {
+			t.Errorf("%s: decay events %+v, want one at step %d from %v", tc.name, decay, tc.decay, tc.decayα)
 		}
-	}
-	if len(decay) != 1 || decay[0].Step != 8 || math.Abs(decay[0].NewLR-0.05) > 1e-15 || decay[0].Reason != "budget" {
-		t.Errorf("decay events %+v, want one at step 8 from 0.05", decay)
-	}
-	if s.Name() != "cut-budget" || s.Searching() {
-		t.Errorf("name %q, searching %v", s.Name(), s.Searching())
+		if s.Name() != "cut-budget" || s.Searching() {
+			t.Errorf("%s: name %q, searching %v", tc.name, s.Name(), s.Searching())
+		}
 	}
 }
 
-// TestTailCuts: with Cuts the decay over steps 5–10 (T = 10, D = 6) holds
-// α_s = 0.5 for its first two steps, then 0.05 for two and 0.005 for the
-// last two, and stays at 0.005 past the budget; the decay event is the
-// same. The probe with its rollback and Cuts passes the shared suite.
-func TestTailCuts(t *testing.T) {
-	in, err := schedule.NewCut(schedule.CutConfig{LR0: 0.5, Tau: 0.1, DropSteps: []int{20}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := schedule.NewTail(schedule.TailConfig{Steps: 10, Fraction: 0.6, Cuts: true}, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := schedtest.NewProblem(1, 12)
-	var got []float64
-	var decay []schedule.Event
-	for k := 1; k <= 12; k++ {
+// rates steps s n times on schedtest's problem and returns each step's
+// rate and the decay events.
+func rates(t *testing.T, s schedule.Scheduler, n int) (lrs []float64, decay []schedule.Event) {
+	t.Helper()
+	p := schedtest.NewProblem(1, n)
+	for k := 1; k <= n; k++ {
 		res, err := p.Step(s, k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, res.LR)
+		lrs = append(lrs, res.LR)
 		for _, e := range res.Events {
 			if e.Kind == schedule.KindDecay {
 				decay = append(decay, e)
 			}
 		}
 	}
-	want := []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.05, 0.05, 0.005, 0.005, 0.005, 0.005}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-15 {
-			t.Fatalf("α = %v, want %v", got, want)
-		}
-	}
-	if len(decay) != 1 || decay[0].Step != 4 || decay[0].NewLR != 0.5 {
-		t.Errorf("decay events %+v, want one at step 4 from 0.5", decay)
-	}
-	c := small(schedule.PresetPaper)
-	c.SetBudget(400, 0)
-	c.Tail = c.Tail.WithProbe()
-	c.Tail.Cuts = true
-	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	return lrs, decay
 }
 
 // TestTailIsSALSAUntilTheDecay: salsa-budget takes SALSA's decisions, line
