@@ -75,9 +75,14 @@ widen() {
 	esac
 }
 
-# tuned_lrs NAME: the --lr0s shb-hand was tuned over in runs/parity/NAME.
+# tuned_lrs NAME: the --lr0s shb-hand was tuned over in runs/parity/NAME
+# (from its runs' names where it has no summary.json: H27's device runs).
 tuned_lrs() {
-	jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' "runs/parity/$1/summary.json"
+	if [ -f "runs/parity/$1/summary.json" ]; then
+		jq -r '[.rows[] | select(.name == "shb-hand") | .tuning[].lr0] | map(tostring) | join(",")' "runs/parity/$1/summary.json"
+	else
+		ls "runs/parity/$1/runs" | sed -n 's/^shb-hand-lr\(.*\)-s1$/\1/p' | sort -g | paste -sd,
+	fi
 }
 
 # widened NAME LRS ARGS...: parity NAME with shb-hand tuned over LRS, the
