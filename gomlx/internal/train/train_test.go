@@ -313,6 +313,11 @@ func TestOptionErrors(t *testing.T) {
 			o.Sets = [][2]string{{"probe", "1"}, {"probe_keep_rate", "1"}}
 		}, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0.5"}} }, "--set probe_backoff=0.5: must be finite and ≥ 1"},
+		{func(o *Options) {
+			o.Method = "salsa-probe"
+			o.Sets = [][2]string{{"probe_backoff", "4"}, {"probe_keep_rate", "1"}}
+		}, "--set probe_backoff=4: not with ProbeKeepRate"},
 		// SASA+'s drop keys where the decay begins at the switch
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
 		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"salsa_drop_after", "9"}} }, "--set salsa_drop_after does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
@@ -334,7 +339,7 @@ func TestOptionErrors(t *testing.T) {
 		}, "--set warmup_steps and warmup_epochs both set"},
 		{func(o *Options) { o.Sets = [][2]string{{"lr0", "0.1"}} }, "--set lr0: use --lr0"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"drop_steps", "10"}} }, "--set drop_steps: use --drops"},
-		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, cooldown, decay, decay_fraction, decay_from_switch, delta"},
+		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, cooldown, decay, decay_cuts, decay_fraction, decay_from_switch, delta"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "x"}} }, "--set wd=x: not a finite number"},
 		{func(o *Options) { o.Batch = 1000 }, "--batch 1000: must be ≤ the 640 training examples"},
 		// The peers' keys are checked (every engine runs them).
