@@ -85,15 +85,20 @@ type TailConfig struct {
 	ProbeKeepRate bool
 	// ProbeBackoff, with ProbeEarly: a probe ended by a failed rate decays
 	// from the last accepted rate divided by this; 0 means the probe's own
-	// raise, 2. On the lstms trained without weight decay the runs that
-	// decayed from higher ended worse (docs/parity/backoff.md screens 4).
+	// raise, 2, salsa-probe's. On the lstms trained without weight decay
+	// the runs that decayed from higher ended worse; 4, screened on the
+	// tasks without weight decay (docs/parity/backoff.md), brought three
+	// overfitting lstms closer to the tuned schedule but none within 2%,
+	// and lowered an lstm, a cnn and an mlp that wanted the higher level.
 	// Not with ProbeKeepRate, which decays from the copy's rate instead.
 	ProbeBackoff float64
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the
 	// first third, α_s/10 for the second and α_s/100 for the last (step
-	// i = 0 … n−1 of the decay at α_s·0.1^⌊3i/n⌋). docs/parity/cuts.md
-	// screens it.
+	// i = 0 … n−1 of the decay at α_s·0.1^⌊3i/n⌋). Screened on twenty
+	// tasks (docs/parity/cuts.md), it fixed no lstm, turned two into
+	// misses and cost every cnn 1.7–2.9 points: the line to zero carries
+	// much of salsa-probe's margin there, so it is off in salsa-probe.
 	Cuts bool
 }
 
