@@ -553,3 +553,40 @@ func TestCompareFailedRun(t *testing.T) {
 		t.Errorf("second run: exit %d: %q %s", code, stdout, stderr)
 	}
 }
+
+// TestStrayLogs: a run directory holding epochs.csv rows but no
+// checkpoint.gob (a run copied without it) is refused by salsa compare and
+// by salsa train, and left as it was, instead of trained over; with
+// epochs.csv's header alone (a run stopped in its first epoch) compare
+// trains it again.
+func TestStrayLogs(t *testing.T) {
+	out := t.TempDir()
+	args := compareArgs(out, "--methods", "cosine", "--epochs", "1")
+	if code, _, stderr := run(t, args...); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	dir := filepath.Join(out, "runs", "cosine-lr0.01-s1")
+	if err := os.Remove(filepath.Join(dir, "checkpoint.gob")); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := os.ReadFile(filepath.Join(dir, "epochs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dir + " holds the logs of 1 epochs (epochs.csv) but no checkpoint.gob"
+	for _, a := range [][]string{args, append([]string{"train", "--out", dir, "--epochs", "1", "--no-plots"}, quick...)} {
+		if code, _, stderr := run(t, a...); code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s over a run without its checkpoint: exit %d, stderr %q; want %q", a[0], code, stderr, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "epochs.csv")); !bytes.Equal(b, logs) {
+		t.Errorf("epochs.csv changed:\n%s\nwas\n%s", b, logs)
+	}
+	header, _, _ := bytes.Cut(logs, []byte("\n"))
+	if err := os.WriteFile(filepath.Join(dir, "epochs.csv"), append(header, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, args...); code != 0 {
+		t.Errorf("compare over a run stopped before its first epoch's end: exit %d: %s", code, stderr)
+	}
+}

@@ -209,6 +209,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if _, err := os.Stat(*out + "/checkpoint.gob"); err == nil {
 			return fmt.Errorf("--out %s holds a run already: pass --resume to continue it, or choose another directory", *out)
 		}
+		if err := train.CheckNoStrayLogs(*out); err != nil {
+			return fmt.Errorf("--out %w", err)
+		}
 		o.Drops = drops
 		o.FillDefaults()
 		o.Sets = sets.pairs()

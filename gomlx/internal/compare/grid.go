@@ -354,6 +354,9 @@ func (g *Grid) findState(j *Job) error {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(j.Dir, "checkpoint.gob")); err != nil {
+		if err := train.CheckNoStrayLogs(j.Dir); err != nil {
+			return fmt.Errorf("--out %s: run %w", g.Cfg.Out, err)
+		}
 		j.state = stateNew
 		return nil
 	}

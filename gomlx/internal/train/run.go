@@ -594,6 +594,25 @@ func appendAt(path string, off int64, b []byte) (int64, error) {
 	return off + int64(len(b)), errors.Join(err, f.Close())
 }
 
+// CheckNoStrayLogs returns an error when dir holds the logs of completed
+// epochs (epochs.csv with a row) but no checkpoint.gob, as a run copied
+// without its checkpoint does: training there would cut those logs back to
+// nothing, and without the checkpoint the run can be neither resumed nor
+// checked against the settings asked for.
+func CheckNoStrayLogs(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "checkpoint.gob")); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "epochs.csv"))
+	if err != nil {
+		return nil // no logs: nothing to lose
+	}
+	if rows := bytes.Count(b, []byte("\n")) - 1; rows > 0 {
+		return fmt.Errorf("%s holds the logs of %d epochs (epochs.csv) but no checkpoint.gob: training there would overwrite them, and the run cannot be resumed without its checkpoint; restore checkpoint.gob, or remove the directory to train the run again", dir, rows)
+	}
+	return nil
+}
+
 // ReadCheckpoint reads the checkpoint of the run in dir.
 func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	path := filepath.Join(dir, "checkpoint.gob")
