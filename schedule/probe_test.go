@@ -638,6 +638,16 @@ func TestProbeBackoff(t *testing.T) {
 	wantRefused(t, c, "TailConfig.ProbeBackoff = 4: not with ProbeKeepRate")
 	c.Tail.ProbeKeepRate, c.Tail.ProbeRollback, c.Tail.ProbeEarly = false, false, false
 	wantRefused(t, c, "TailConfig.ProbeBackoff = 4: needs ProbeEarly")
+	// typed as --set, 0 is refused with the rest of the range, not read as 2
+	var typed schedule.Config
+	for _, v := range []string{"0", "0.5", "-2", "Inf", "NaN"} {
+		if err := typed.Set("probe_backoff", v); err == nil || !strings.Contains(err.Error(), "--set probe_backoff="+v+": must be finite and ≥ 1") {
+			t.Errorf("--set probe_backoff=%s: err = %v", v, err)
+		}
+	}
+	if err := typed.Set("probe_backoff", "4"); err != nil || typed.Tail.ProbeBackoff != 4 {
+		t.Errorf("--set probe_backoff=4: err = %v, ProbeBackoff = %v", err, typed.Tail.ProbeBackoff)
+	}
 }
 
 // TestProbeVariantsSuite: salsa-probe with the retry, and with the decay

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -150,7 +151,7 @@ var setters = map[string]setter{
 	"probe_retry":       bkey("salsa-budget with probe=1, and salsa-probe: a rate whose window is rejected on its mean gets a second window before it fails (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeRetry} }),
 	"probe_val":         bkey("salsa-budget with probe=1, and salsa-probe: two outliers in a row end the probe only if the validation loss there is above the one at the last accepted window's end; needs a validation split (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeVal} }),
 	"probe_keep_rate":   bkey("salsa-budget with probe_early=1 and probe_rollback=1, and salsa-probe: after a failed rate and the rollback, decay from the rate that reached the parameters put back (the last accepted rate when the next loss confirmed its copy), not half the last accepted rate (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeKeepRate} }),
-	"probe_backoff":     fkey("salsa-budget with probe_early=1, and salsa-probe: after a failed rate, decay from the last accepted rate divided by this (2, the default and salsa-probe's; ≥ 1; not with probe_keep_rate=1)", func(c *Config) []*float64 { return []*float64{&c.Tail.ProbeBackoff} }),
+	"probe_backoff":     {help: "salsa-budget with probe_early=1, and salsa-probe: after a failed rate, decay from the last accepted rate divided by this (2, the default and salsa-probe's; ≥ 1; not with probe_keep_rate=1)"},
 	"decay_cuts":        bkey("salsa-budget and salsa-probe: the decay holds its first rate for a third of its steps, then cuts it ×0.1 after each third, instead of the line to 0 (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Cuts} }),
 	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
@@ -180,6 +181,22 @@ func init() {
 		default:
 			return fmt.Errorf("schedule: --set ls_dir=%s: must be g or d", v)
 		}
+		return nil
+	}}
+	// probe_backoff: TailConfig.ProbeBackoff's 0 means the default, 2, so
+	// that a zero TailConfig is salsa-probe's; typed here, 0 is refused
+	// with the rest of the range rather than read as 2
+	setters["probe_backoff"] = setter{help: setters["probe_backoff"].help, fields: func(c *Config) []any {
+		return []any{&c.Tail.ProbeBackoff}
+	}, bind: func(c *Config, key, v string) error {
+		f, err := parseF(key, v)
+		if err != nil {
+			return err
+		}
+		if !(f >= 1) || math.IsInf(f, 0) {
+			return fmt.Errorf("schedule: --set %s=%s: must be finite and ≥ 1 (2 is salsa-probe's)", key, v)
+		}
+		c.Tail.ProbeBackoff = f
 		return nil
 	}}
 	setters["drop_steps"] = setter{help: setters["drop_steps"].help, fields: func(c *Config) []any {

@@ -314,6 +314,7 @@ func TestOptionErrors(t *testing.T) {
 		}, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0.5"}} }, "--set probe_backoff=0.5: must be finite and ≥ 1"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0"}} }, "--set probe_backoff=0: must be finite and ≥ 1"},
 		{func(o *Options) {
 			o.Method = "salsa-probe"
 			o.Sets = [][2]string{{"probe_backoff", "4"}, {"probe_keep_rate", "1"}}
