@@ -44,6 +44,7 @@ type run struct {
 	method, label string
 	theta         float64              // SASA+ θ; 1/8 when run.json does not give it
 	variance      stats.VarianceMethod // the run's σ̂ estimator, 0 if unknown
+	cuts          bool                 // salsa-budget's decay in two cuts ×0.1, not the line to 0 (schedule.TailConfig.Cuts)
 	notes         []string             // what was assumed or left out
 }
 
@@ -115,7 +116,10 @@ func (r *run) readRunJSON() {
 				Method string `json:"method"`
 				Label  string `json:"label"`
 			} `json:"options"`
-			Schedule *struct{ SASAPlus, SASA test } `json:"schedule"`
+			Schedule *struct {
+				SASAPlus, SASA test
+				Tail           struct{ Cuts bool }
+			} `json:"schedule"`
 		} `json:"plan"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -131,6 +135,7 @@ func (r *run) readRunJSON() {
 		r.notes = append(r.notes, RunFile+" has no plan.schedule: θ = 1/8 assumed")
 		return
 	}
+	r.cuts = j.Plan.Schedule.Tail.Cuts
 	t := j.Plan.Schedule.SASAPlus
 	if strings.EqualFold(r.method, "sasa") {
 		t = j.Plan.Schedule.SASA

@@ -873,7 +873,7 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 		case schedule.KindDecay:
 			decay.xs = append(decay.xs, float64(e.Step))
 			if withLegend {
-				decay.labels = append(decay.labels, decayLabel(e))
+				decay.labels = append(decay.labels, decayLabel(e, r.cuts))
 			}
 		case schedule.KindSwitch:
 			sw.xs = append(sw.xs, float64(e.Step))
@@ -894,14 +894,19 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	f.addLabelledRules(decay, "decay", withLegend)
 }
 
-// decayLabel names salsa-budget's decay: the step, the rate it starts
-// from and why it began (the budget, the probe's end or a rollback).
-func decayLabel(e schedule.Event) string {
+// decayLabel names salsa-budget's decay: its shape (the line to 0, or with
+// cuts two cuts ×0.1), the step, the rate it starts from and why it began
+// (the budget, the probe's end or a rollback).
+func decayLabel(e schedule.Event, cuts bool) string {
 	why := ""
 	if e.Reason != "" {
 		why = ", " + e.Reason
 	}
-	return fmt.Sprintf("decay to 0 from %.3g%s (step %d)", e.NewLR, why, e.Step)
+	shape := "decay to 0"
+	if cuts {
+		shape = "decay in cuts ×0.1"
+	}
+	return fmt.Sprintf("%s from %.3g%s (step %d)", shape, e.NewLR, why, e.Step)
 }
 
 // addLabelledRules adds rules whose labels the figure places (f.labelled),

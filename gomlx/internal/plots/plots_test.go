@@ -994,6 +994,32 @@ func TestPlotProbe(t *testing.T) {
 	}
 	checkRunLayout(t, dir)
 
+	// With the decay in cuts (TailConfig.Cuts, read from run.json) the label
+	// names that shape instead of the line to 0.
+	cutDir := t.TempDir()
+	_, cevs := writeRunWith(t, cutDir, "salsa-budget", 1500, func(c *schedule.Config) {
+		c.SetBudget(1500, 0)
+		c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.Cuts = true, true, true
+	})
+	cr, err := loadRun(cutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cd schedule.Event
+	for _, e := range cevs {
+		if e.Kind == schedule.KindDecay {
+			cd = e
+		}
+	}
+	wantCuts := fmt.Sprintf("decay in cuts ×0.1 from %.3g, %s (step %d)", cd.NewLR, cd.Reason, cd.Step)
+	labels = nil
+	for _, r := range lrPlot(cr).labelled {
+		labels = append(labels, r.labels...)
+	}
+	if cd.Step == 0 || !slices.Contains(labels, wantCuts) {
+		t.Errorf("with cuts: labels %q, want %q among them", labels, wantCuts)
+	}
+
 	// A run without the probe has no probe marks.
 	plain := t.TempDir()
 	writeRun(t, plain, "salsa", 1500)
