@@ -557,6 +557,20 @@ func TestProbeRollbackSuite(t *testing.T) {
 	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
 }
 
+// earlyRun steps s, made from earlyConfig, through the losses fs and
+// returns the last step's Result and α_s, half the rate the early probe
+// starts from after step 10.
+func earlyRun(t *testing.T, s schedule.Scheduler, fs []float64) (res schedule.Result, as float64) {
+	t.Helper()
+	for i, f := range fs {
+		res = stepLoss(t, s, f)
+		if i == 9 { // the probe starts at 2α_s
+			as = res.NextLR / 2
+		}
+	}
+	return res, as
+}
+
 // TestProbeKeepRate: with ProbeKeepRate a failed rate (a rejected window,
 // or two outliers in a row) still rolls back and zeroes the momentum, but
 // the decay begins from the rate that reached the copy put back: the last
@@ -577,15 +591,7 @@ func TestProbeKeepRate(t *testing.T) {
 		{"outliers", append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5), 23, 2},
 		{"the candidate's loss an outlier", append(append(window(1, 10), window(0.9, 10)...), 5, 5), 22, 1},
 	} {
-		s := mustNewTail(t, c)
-		var res schedule.Result
-		as := 0.0
-		for i, f := range tc.fs {
-			res = stepLoss(t, s, f)
-			if i == 9 { // the probe starts at 2α_s
-				as = res.NextLR / 2
-			}
-		}
+		res, as := earlyRun(t, mustNewTail(t, c), tc.fs)
 		n, want := len(res.Events), tc.from*as
 		if res.Step != tc.step || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].NewLR != want ||
 			!res.Rollback || !res.ResetMomentum || res.NextLR != want {
@@ -612,15 +618,7 @@ func TestProbeBackoff(t *testing.T) {
 	}{{0, false, 1}, {2, false, 1}, {4, false, 0.5}, {4, true, 0.5}, {1, true, 2}} {
 		c := earlyConfig()
 		c.Tail.ProbeBackoff, c.Tail.ProbeRollback = tc.backoff, tc.rollback
-		s := mustNewTail(t, c)
-		var res schedule.Result
-		as := 0.0
-		for i, f := range fs {
-			res = stepLoss(t, s, f)
-			if i == 9 { // the probe starts at 2α_s
-				as = res.NextLR / 2
-			}
-		}
+		res, as := earlyRun(t, mustNewTail(t, c), fs)
 		n, want := len(res.Events), tc.from*as
 		if res.Step != 30 || n == 0 || res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].NewLR != want ||
 			res.Rollback != tc.rollback || !res.ResetMomentum || res.NextLR != want {

@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -193,7 +192,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		if !(f >= 1) || math.IsInf(f, 0) {
+		if !validBackoff(f) {
 			return fmt.Errorf("schedule: --set %s=%s: must be finite and ≥ 1 (2 is salsa-probe's)", key, v)
 		}
 		c.Tail.ProbeBackoff = f

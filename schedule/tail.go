@@ -148,7 +148,7 @@ func (c TailConfig) Validate() error {
 		return &FieldError{"TailConfig.ProbeKeepRate", c.ProbeKeepRate, "needs ProbeEarly and ProbeRollback (--set probe_early=1, probe_rollback=1; salsa-probe has both): without the early probe the decay already begins from the last accepted rate"}
 	}
 	if c.ProbeBackoff != 0 {
-		if !(c.ProbeBackoff >= 1) || math.IsInf(c.ProbeBackoff, 0) {
+		if !validBackoff(c.ProbeBackoff) {
 			return &FieldError{"TailConfig.ProbeBackoff", c.ProbeBackoff, "must be finite and ≥ 1 (0: the probe's raise, 2)"}
 		}
 		if !c.ProbeEarly {
@@ -160,6 +160,10 @@ func (c TailConfig) Validate() error {
 	}
 	return nil
 }
+
+// validBackoff reports whether b is a ProbeBackoff other than the zero
+// value's default: finite and ≥ 1.
+func validBackoff(b float64) bool { return b >= 1 && !math.IsInf(b, 0) }
 
 // backoff is the factor a failed early probe's last accepted rate is
 // divided by: ProbeBackoff, or the probe's raise.

@@ -594,15 +594,13 @@ func appendAt(path string, off int64, b []byte) (int64, error) {
 	return off + int64(len(b)), errors.Join(err, f.Close())
 }
 
-// CheckNoStrayLogs returns an error when dir holds the logs of completed
-// epochs (epochs.csv with a row) but no checkpoint.gob, as a run copied
-// without its checkpoint does: training there would cut those logs back to
-// nothing, and without the checkpoint the run can be neither resumed nor
-// checked against the settings asked for.
+// CheckNoStrayLogs, for a run directory dir that its caller found without
+// checkpoint.gob, returns an error when dir holds the logs of completed
+// epochs (epochs.csv with a row), as a run copied without its checkpoint
+// does: training there would cut those logs back to nothing, and without
+// the checkpoint the run can be neither resumed nor checked against the
+// settings asked for.
 func CheckNoStrayLogs(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "checkpoint.gob")); err == nil {
-		return nil
-	}
 	b, err := os.ReadFile(filepath.Join(dir, "epochs.csv"))
 	if err != nil {
 		return nil // no logs: nothing to lose
