@@ -51,7 +51,7 @@ h31=(--dataset tinyshakespeare --model lstm --batch 12 --set wd=0 --epochs 14 --
 h32=(--dataset mnist --model cnn --batch 48 --set wd=2e-4 --epochs 7 --limit 3000 --test-limit 2000)
 h33=(--dataset fashion-mnist --model mlp --batch 48 --set wd=2e-5 --epochs 7 --limit 8000)
 h34=(--dataset mnist --model logreg --batch 192 --set wd=2e-4 --epochs 12 --jobs 1)
-# H35–H39 (heldout9.md), written before the change they are for was designed
+# H35–H39 (heldout9.md), written before the change they were for; run without one
 h35=(--dataset tinyshakespeare --model lstm --batch 28 --set wd=0 --epochs 12 --limit 22000 --test-limit 10000)
 h36=(--dataset tinyshakespeare --model lstm --batch 36 --set wd=3e-4 --epochs 9 --limit 32000 --test-limit 10000)
 h37=(--dataset fashion-mnist --model cnn --batch 40 --set wd=3e-4 --epochs 6 --limit 2400 --test-limit 2000)
