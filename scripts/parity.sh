@@ -33,7 +33,7 @@
 # seeds-mlp seeds-lstm seeds-h8 seeds-h13 seeds-h19: salsa-probe, shb-hand and Schedule-Free AdamW over seeds 1–10 (SEEDS) where salsa-probe misses the bar;
 # seeds-logreg seeds-logreg-wd0 seeds-h1 seeds-h2 seeds-h3 seeds-h5 seeds-h6 seeds-h7 seeds-h10 seeds-h11 seeds-h12 seeds-h15 seeds-h16,
 # later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, seeds-cnn, seeds-resnet20, after H25–H29 seeds-h25 to seeds-h29,
-# and after H30–H34 seeds-h30 to seeds-h34 (seeds-h4-peers: Schedule-Free AdamW alone on H4, beside confirm-h4):
+# after H30–H34 seeds-h30 to seeds-h34, and after H35–H39 seeds-h35 to seeds-h39 (seeds-h4-peers: Schedule-Free AdamW alone on H4, beside confirm-h4):
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare.
@@ -376,9 +376,10 @@ for part in "${parts[@]}"; do
 		# the grid around each task's earlier pick
 		case $t in
 		mlp | cnn | h5 | h14 | h17 | h18 | h24 | h25) lrs=0.3,1,3 ;;
-		lstm | h8 | h10 | h13 | h19 | h22 | h26 | h27 | h30 | h31) lrs=30,100,300 ;;
+		lstm | h8 | h10 | h13 | h19 | h22 | h26 | h27 | h30 | h31 | h35 | h36) lrs=30,100,300 ;;
 		logreg | logreg-wd0 | h1 | h16) lrs=0.03,0.1,0.3 ;;
-		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23 | h28 | h29 | h32 | h33 | h34 | resnet20) lrs=0.1,0.3,1 ;;
+		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23 | h28 | h29 | h32 | h33 | h34 | h38 | h39 | resnet20) lrs=0.1,0.3,1 ;;
+		h37) lrs=0.03,0.1,0.3 ;;
 		h20) lrs=0.01,0.03,0.1 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
@@ -408,7 +409,7 @@ for part in "${parts[@]}"; do
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
 		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h1 h2 h3 h4 h5 h6 h7 h8 h9 h10 h11 h12 h13 h14 h15 h16 h17 h18 h19 h20 \
-			h21 h22 h23 h24 h25 h26 h27 h28 h29 h30 h31 h32 h33 h34; do
+			h21 h22 h23 h24 h25 h26 h27 h28 h29 h30 h31 h32 h33 h34 h35 h36 h37 h38 h39; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
