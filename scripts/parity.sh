@@ -275,10 +275,10 @@ for part in "${parts[@]}"; do
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
-			if [ "$part" = heldout9 ]; then
-				widened $set-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,salsa,shb-hand "${args[@]}"
-			elif [ "$part" = "$set" ]; then
-				widened $set-h$h "$(written_lrs "${args[@]}")" --methods salsa-probe,shb-hand "${args[@]}"
+			if [ "$part" = "$set" ]; then
+				methods=salsa-probe,shb-hand
+				[ "$set" = heldout9 ] && methods=salsa-probe,salsa,shb-hand
+				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			elif [ "$part" = heldout8-val ]; then
