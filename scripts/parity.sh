@@ -25,7 +25,7 @@
 # heldout8: the eighth, docs/parity/heldout8.md, salsa-probe; heldout8-val: with probe_val=1; heldout8-peers: Schedule-Free AdamW;
 # heldout9: the ninth, docs/parity/heldout9.md, run without a change: salsa-probe and the default salsa; heldout9-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
-# cuts-TASK: decay_cuts=1 (docs/parity/cuts.md);
+# cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # retry: probe_retry=1 over ten seeds on the tasks seen before it, the runs it cannot alter copied, into runs/parity/retry-TASK;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
@@ -360,12 +360,12 @@ for part in "${parts[@]}"; do
 		task_args h4
 		SEEDS=10 PEERS=1 parity seeds-h4-peers parity/confirm-h4 --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs confirm-h4)"
 		;;
-	keep-* | backoff-* | cuts-*) # one change of salsa-probe over ten seeds from STARTS (default 0.01), beside the tuned shb-hand
+	keep-* | backoff-* | cuts-* | val-*) # one change of salsa-probe over ten seeds from STARTS (default 0.01), beside the tuned shb-hand
 		# runs of the task's current ten-seed directory (the scoreboard's): keep-TASK probe_keep_rate=1 (docs/parity/keep-rate.md),
-		# backoff-TASK probe_backoff=4 (backoff.md), cuts-TASK decay_cuts=1 (cuts.md)
+		# backoff-TASK probe_backoff=4 (backoff.md), cuts-TASK decay_cuts=1 (cuts.md), val-TASK probe_val=1 (after H35–H39)
 		c=${part%%-*} t=${part#*-} d=$(current_dir "${part#*-}")
 		d=${d#runs/parity/}
-		case $c in keep) key=probe_keep_rate=1 ;; backoff) key=probe_backoff=4 ;; cuts) key=decay_cuts=1 ;; esac
+		case $c in keep) key=probe_keep_rate=1 ;; backoff) key=probe_backoff=4 ;; cuts) key=decay_cuts=1 ;; val) key=probe_val=1 ;; esac
 		task_args $t
 		starts=${STARTS:-0.01} SEEDS=10 parity $c-$t parity/$d --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)" --set $key
 		;;
