@@ -363,7 +363,8 @@ for part in "${parts[@]}"; do
 	keep-* | backoff-* | cuts-* | val-*) # one change of salsa-probe over ten seeds from STARTS (default 0.01), beside the tuned shb-hand
 		# runs of the task's current ten-seed directory (the scoreboard's): keep-TASK probe_keep_rate=1 (docs/parity/keep-rate.md),
 		# backoff-TASK probe_backoff=4 (backoff.md), cuts-TASK decay_cuts=1 (cuts.md), val-TASK probe_val=1 (after H35–H39)
-		c=${part%%-*} t=${part#*-} d=$(current_dir "${part#*-}")
+		c=${part%%-*} t=${part#*-}
+		d=$(current_dir "$t")
 		d=${d#runs/parity/}
 		case $c in keep) key=probe_keep_rate=1 ;; backoff) key=probe_backoff=4 ;; cuts) key=decay_cuts=1 ;; val) key=probe_val=1 ;; esac
 		task_args $t

@@ -31,10 +31,9 @@ for task in ${TASKS:-logreg mlp cnn}; do
 	# the tuned shb-hand lr of each task (docs/parity); h17 and h19 are held-out H17 and H19 (heldout5.md), h35–h39 H35–H39 (heldout9.md)
 	case $task in
 	logreg) lr=0.1 ;;
-	mlp | cnn | h17) lr=1 ;;
+	mlp | cnn | h17 | h37) lr=1 ;;
 	lstm | h19 | h35 | h36) lr=100 ;;
 	resnet20 | h38 | h39) lr=0.3 ;;
-	h37) lr=1 ;;
 	*) echo "unknown task $task (logreg mlp cnn lstm resnet20 h17 h19 h35–h39)" >&2; exit 2 ;;
 	esac
 	# the task's compare arguments less --jobs, which salsa train does not take
