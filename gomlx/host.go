@@ -287,7 +287,7 @@ func (t *Trainer) BeginEval(refresh iter.Seq[*tensors.Tensor]) error {
 		}
 	}
 	for x := range refresh {
-		out, err := t.refresh.Call(x)
+		out, err := call("refresh", t.refresh, x)
 		if err != nil {
 			return t.abortEval(err)
 		}

@@ -330,7 +330,7 @@ func (o *Optimizer) searchStep(s schedule.Scheduler) (schedule.Result, Stats, er
 	}
 	req, err := s.Begin(st.Loss, st.GG)
 	for err == nil && req.Eval {
-		res, e := o.trial.Call(float32(req.Eta))
+		res, e := call("trial", o.trial, float32(req.Eta))
 		if err = e; err == nil {
 			req, err = s.Trial(scalar(res[0]))
 		}
@@ -339,7 +339,7 @@ func (o *Optimizer) searchStep(s schedule.Scheduler) (schedule.Result, Stats, er
 		err = o.t.SetLR(req.LR)
 	}
 	if err == nil {
-		res, e := o.update.Call()
+		res, e := call("update", o.update)
 		if err = e; err == nil {
 			st.X1D, st.D2 = sum(res[0]), sum(res[1])
 		}

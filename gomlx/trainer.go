@@ -311,7 +311,7 @@ func (t *Trainer) Step(x, labels *tensors.Tensor) (loss float64, err error) {
 		st, err := t.StepStats(x, labels)
 		return st.Loss, err
 	}
-	out, err := t.plain.Call(x, labels)
+	out, err := call("step", t.plain, x, labels)
 	if err != nil {
 		return 0, err
 	}
@@ -337,7 +337,7 @@ func (t *Trainer) StepStats(x, labels *tensors.Tensor) (Stats, error) {
 		x1d, d2, err := t.hostUpdate()
 		return Stats{Loss: loss, X1D: x1d, D2: d2}, err
 	}
-	out, err := t.stats.Call(x, labels)
+	out, err := call("step", t.stats, x, labels)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -355,7 +355,7 @@ func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gs float64, err error) 
 		return 0, 0, errors.New("salsagomlx: a training step between BeginEval and EndEval")
 	}
 	t.host.gen++
-	out, err := t.grad.Call(x, labels)
+	out, err := call("grad", t.grad, x, labels)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -367,7 +367,7 @@ func (t *Trainer) Grad(x, labels *tensors.Tensor) (loss, gs float64, err error) 
 // x as the loss Grad returned (training mode, same dropout mask, same
 // recurrent state), so that Trial at η = 0 is that loss. It changes no variable.
 func (t *Trainer) Trial(x, labels *tensors.Tensor, eta float64) (float64, error) {
-	out, err := t.trial.Call(x, labels, float32(eta))
+	out, err := call("trial", t.trial, x, labels, float32(eta))
 	if err != nil {
 		return 0, err
 	}
@@ -380,7 +380,7 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 	if t.cfg.Direction == Host {
 		return t.hostUpdate()
 	}
-	out, err := t.update.Call()
+	out, err := call("update", t.update)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -501,7 +501,7 @@ func (t *Trainer) EvaluateSums(x, labels *tensors.Tensor) (lossSum float64, corr
 	if r := labels.Rank(); (r != 1 && !(r == 2 && labels.Shape().Dim(1) == 1)) || labels.Shape().Dim(0) == 0 {
 		return 0, 0, 0, fmt.Errorf("salsagomlx: labels shape %s: must be [n] or [n, 1] with n > 0", labels.Shape())
 	}
-	out, err := t.eval.Call(x, labels)
+	out, err := call("eval", t.eval, x, labels)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -522,7 +522,7 @@ func (t *Trainer) EvaluateSequenceSums(x, labels, state *tensors.Tensor) (lossSu
 	if labels.Rank() != 2 || labels.Shape().Size() == 0 {
 		return 0, 0, 0, nil, fmt.Errorf("salsagomlx: labels shape %s: must be [batch, T], not empty", labels.Shape())
 	}
-	out, err := t.eval.Call(x, labels, state)
+	out, err := call("eval", t.eval, x, labels, state)
 	if err != nil {
 		return 0, 0, 0, nil, err
 	}
