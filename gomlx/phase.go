@@ -12,7 +12,8 @@ import (
 // its graphs, and the [Optimizer] its trials and updates (its gradient phase
 // runs inside GoMLX's training step, unlabelled). The values name the phase:
 // "step" (a fused training step, with or without the statistics), "grad"
-// (the gradient phase of a searching step), "trial" (one line-search trial),
+// (the gradient phase of a searching step, and of every step whose direction
+// is on the host), "trial" (one line-search trial),
 // "update" (the update after the search), "eval" (an evaluation) and
 // "refresh" (the batch-norm statistics before one). The Go backend's worker
 // goroutines inherit the label, so that a CPU profile (salsa train

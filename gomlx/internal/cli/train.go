@@ -157,7 +157,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	download := fs.Bool("download", false, "download the dataset's missing files (verified by SHA-256)")
 	mirror := fs.String("mirror", "", "base `URL` for --download (default: the dataset's usual mirror)")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training (data loading and figures left out) to `file`, for go tool pprof (-tags splits it by phase of the step: step, grad, trial, update, eval)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training (data loading and figures left out) to `file`, for go tool pprof (-tags splits it by phase of the step: step, grad, trial, update, eval, refresh)")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: salsa train --dataset mnist --model logreg --method M --lr0 X --epochs N --batch B --seed S --out DIR")
