@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	salsagomlx "github.com/salsaopt/salsa/gomlx"
 	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
 	"github.com/salsaopt/salsa/schedule"
@@ -312,7 +313,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 }
 
 // startCPUProfile starts a CPU profile into the file path, if not empty,
-// and returns the function that stops it and closes the file.
+// with the step's phases labelled (salsagomlx.LabelPhases), and returns the
+// function that stops both and closes the file.
 func startCPUProfile(path string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
@@ -325,7 +327,9 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		f.Close()
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
+	salsagomlx.LabelPhases(true)
 	return func() error {
+		salsagomlx.LabelPhases(false)
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("--cpuprofile %s: %w", path, err)
