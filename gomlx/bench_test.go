@@ -86,37 +86,7 @@ func benchInterleaved(b *testing.B, m Model, in int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bs := randBatches(4, 128, in, 10)
-	for _, v := range variants { // compile and warm up
-		for i := 0; i < 3; i++ {
-			if err := v.step(tr, bs[i%len(bs)]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	const round = 20
-	total := make([]time.Duration, len(variants))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for j, v := range variants {
-			t0 := time.Now()
-			for k := 0; k < round; k++ {
-				if err := v.step(tr, bs[k%len(bs)]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			total[j] += time.Since(t0)
-		}
-	}
-	steps := float64(b.N * round)
-	plain := total[0].Seconds()
-	for j, v := range variants {
-		b.ReportMetric(total[j].Seconds()*1e3/steps, "ms/"+v.name)
-		if j > 0 {
-			b.ReportMetric(total[j].Seconds()/plain, v.name+"/plain")
-		}
-	}
-	b.ReportMetric(0, "ns/op")
+	timeVariants(b, tr, randBatches(4, 128, in, 10), variants, 20)
 }
 
 // BenchmarkStepsLogreg: softmax regression 784→10, batch 128. Targets of the
@@ -184,4 +154,76 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.SetBytes(int64(n))
 		})
 	}
+}
+
+// phases are the graphs of a searching step, each timed alone, against the
+// fused step (sasa+): the gradient phase, one trial, the update.
+var phases = []variant{
+	{"sasa+", func(tr *Trainer, b batch) error { _, err := tr.StepStats(b.x, b.y); return err }},
+	{"grad", func(tr *Trainer, b batch) error { _, _, err := tr.Grad(b.x, b.y); return err }},
+	{"trial", func(tr *Trainer, b batch) error { _, err := tr.Trial(b.x, b.y, 1e-3); return err }},
+	{"update", func(tr *Trainer, b batch) error { _, _, err := tr.Update(); return err }},
+	variants[3], // ssls1: the three in turn, as a searching step runs them
+}
+
+// BenchmarkPhasesLSTM times each phase of a searching step of the `lstm`
+// model (65 tokens, batch 28, BPTT 64, clip 0.25: held-out H35's shapes)
+// against the fused step, interleaved in rounds as benchInterleaved does
+// (docs/parity/walltime.md). The graphs run under their salsa_phase
+// labels, so that -cpuprofile splits by phase too.
+//
+// Run: go test -run '^$' -bench PhasesLSTM -benchtime 8x .
+func BenchmarkPhasesLSTM(b *testing.B) {
+	store := model.NewStore()
+	if err := store.SetRNGStateFromSeed(1); err != nil {
+		b.Fatal(err)
+	}
+	tr, err := NewRecurrent(gobackend.GetBackend(), store, models.CharLSTM(65), Config{LR: 1, Beta: 0.9, Nu: 1, ClipNorm: 0.25})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	bs := make([]batch, 4)
+	for i := range bs {
+		x, y := seqBatch(r, 28, 64)
+		bs[i] = batch{x, y}
+	}
+	LabelPhases(true)
+	defer LabelPhases(false)
+	timeVariants(b, tr, bs, phases, 5)
+}
+
+// timeVariants runs each variant in turn, rounds of round steps, after
+// three warm-up steps each (which compile the graphs), so that machine load
+// affects them alike, and reports ms per step of each and its ratio to the
+// first.
+func timeVariants(b *testing.B, tr *Trainer, bs []batch, vs []variant, round int) {
+	for _, v := range vs {
+		for i := 0; i < 3; i++ {
+			if err := v.step(tr, bs[i%len(bs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	total := make([]time.Duration, len(vs))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, v := range vs {
+			t0 := time.Now()
+			for k := 0; k < round; k++ {
+				if err := v.step(tr, bs[k%len(bs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			total[j] += time.Since(t0)
+		}
+	}
+	steps := float64(b.N * round)
+	for j, v := range vs {
+		b.ReportMetric(total[j].Seconds()*1e3/steps, "ms/"+v.name)
+		if j > 0 {
+			b.ReportMetric(total[j].Seconds()/total[0].Seconds(), v.name+"/"+vs[0].name)
+		}
+	}
+	b.ReportMetric(0, "ns/op")
 }
