@@ -26,6 +26,7 @@
 # heldout9: the ninth, docs/parity/heldout9.md, run without a change: salsa-probe and the default salsa; heldout9-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
+# default-TASK: the default salsa over ten seeds (on H35–H39, which had three);
 # retry: probe_retry=1 over ten seeds on the tasks seen before it, the runs it cannot alter copied, into runs/parity/retry-TASK;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
@@ -369,6 +370,13 @@ for part in "${parts[@]}"; do
 		case $c in keep) key=probe_keep_rate=1 ;; backoff) key=probe_backoff=4 ;; cuts) key=decay_cuts=1 ;; val) key=probe_val=1 ;; esac
 		task_args $t
 		starts=${STARTS:-0.01} SEEDS=10 parity $c-$t parity/$d --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)" --set $key
+		;;
+	default-*) # the default salsa over ten seeds from every lr0 (after H35–H39, which ran it on three), beside the tuned shb-hand
+		# runs of the task's current ten-seed directory
+		t=${part#default-} d=$(current_dir "${part#default-}")
+		d=${d#runs/parity/}
+		task_args $t
+		SEEDS=10 parity default-$t parity/$d --methods salsa,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)"
 		;;
 	seeds-*)
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
