@@ -2,6 +2,7 @@ package salsagomlx
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -194,6 +195,10 @@ func BenchmarkPhasesLSTM(b *testing.B) {
 	LabelPhases(true)
 	defer LabelPhases(false)
 	timeVariants(b, tr, bs, phases, 5)
+	// The times are of finite arithmetic: the updates did not diverge.
+	if loss, _, err := tr.Grad(bs[0].x, bs[0].y); err != nil || math.IsNaN(loss) || math.IsInf(loss, 0) {
+		b.Fatalf("after the timed steps: loss %v, error %v", loss, err)
+	}
 }
 
 // timeVariants runs each variant in turn, rounds of round steps, after
