@@ -26,7 +26,7 @@
 # heldout9: the ninth, docs/parity/heldout9.md, run without a change: salsa-probe and the default salsa; heldout9-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
-# default-TASK: the default salsa over ten seeds (on H35–H39, which had three);
+# default-TASK: the default salsa over ten seeds (on H35–H39, which had three); rebuild-TASK: the ten-seed runs trained again with the current build;
 # retry: probe_retry=1 over ten seeds on the tasks seen before it, the runs it cannot alter copied, into runs/parity/retry-TASK;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
 # settle2: the same on logreg without weight decay, H1–H3, H5–H7 and resnet20;
@@ -377,6 +377,14 @@ for part in "${parts[@]}"; do
 		d=${d#runs/parity/}
 		task_args $t
 		SEEDS=10 parity default-$t parity/$d --methods salsa,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)"
+		;;
+	rebuild-*) # the task's ten-seed salsa-probe and shb-hand grid trained again with the current build, into rebuild-TASK
+		# (H31, whose batch of 12 rounds differently since commit cbdbba9)
+		t=${part#rebuild-} d=$(current_dir "${part#rebuild-}")
+		d=${d#runs/parity/}
+		task_args $t
+		# LRS: the grid, where the ten-seed directory is not in this checkout (H31's was 30,100,300)
+		SEEDS=10 parity rebuild-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "${LRS:-$(tuned_lrs $d)}"
 		;;
 	seeds-*)
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
