@@ -120,6 +120,13 @@ figure() {
 # the tasks and task_args
 source scripts/tasks.sh
 
+# current_name TASK: current_dir TASK without its runs/parity/, the name parity takes
+current_name() {
+	local d
+	d=$(current_dir "$1")
+	echo "${d#runs/parity/}"
+}
+
 # unconfirmed_rollback RUN: whether the run's replay rolls back to a copy
 # the candidate protocol would not have kept: after its last window that
 # made a kept copy, the next loss was an outlier ("outlier at copy"), and the
@@ -364,24 +371,20 @@ for part in "${parts[@]}"; do
 	keep-* | backoff-* | cuts-* | val-*) # one change of salsa-probe over ten seeds from STARTS (default 0.01), beside the tuned shb-hand
 		# runs of the task's current ten-seed directory (the scoreboard's): keep-TASK probe_keep_rate=1 (docs/parity/keep-rate.md),
 		# backoff-TASK probe_backoff=4 (backoff.md), cuts-TASK decay_cuts=1 (cuts.md), val-TASK probe_val=1 (after H35–H39)
-		c=${part%%-*} t=${part#*-}
-		d=$(current_dir "$t")
-		d=${d#runs/parity/}
+		c=${part%%-*} t=${part#*-} d=$(current_name "$t")
 		case $c in keep) key=probe_keep_rate=1 ;; backoff) key=probe_backoff=4 ;; cuts) key=decay_cuts=1 ;; val) key=probe_val=1 ;; esac
 		task_args $t
 		starts=${STARTS:-0.01} SEEDS=10 parity $c-$t parity/$d --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)" --set $key
 		;;
 	default-*) # the default salsa over ten seeds from every lr0 (after H35–H39, which ran it on three), beside the tuned shb-hand
 		# runs of the task's current ten-seed directory
-		t=${part#default-} d=$(current_dir "${part#default-}")
-		d=${d#runs/parity/}
+		t=${part#default-} d=$(current_name "$t")
 		task_args $t
 		SEEDS=10 parity default-$t parity/$d --methods salsa,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)"
 		;;
 	rebuild-*) # the task's ten-seed salsa-probe and shb-hand grid trained again with the current build, into rebuild-TASK
 		# (H31, whose batch of 12 rounds differently since commit cbdbba9)
-		t=${part#rebuild-} d=$(current_dir "${part#rebuild-}")
-		d=${d#runs/parity/}
+		t=${part#rebuild-} d=$(current_name "$t")
 		task_args $t
 		# LRS: the grid, where the ten-seed directory is not in this checkout (H31's was 30,100,300)
 		SEEDS=10 parity rebuild-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "${LRS:-$(tuned_lrs $d)}"
