@@ -281,7 +281,7 @@ func lstmLayer(x, wih, whh, bias, h0, c0 *Node, steps int, batchMajor, custom bo
 	// [4H, H] with a generic loop, at every step. The outputs are the same
 	// bit for bit for batches of 16 and more; below 16 the backend takes
 	// another kernel, whose rounding differs between the two layouts.
-	wt := w
+	var wt *Node
 	if custom {
 		wt = Transpose(w, 0, 1)
 	}
@@ -290,28 +290,21 @@ func lstmLayer(x, wih, whh, bias, h0, c0 *Node, steps int, batchMajor, custom bo
 	hs := make([]*Node, steps)
 	for t := range steps {
 		tp.hPrev[t] = h
-		hIn := h
+		var xpt, rec *Node // this step's rows of the projection, and h·W_hhᵀ
 		if custom {
 			// dh_{t−1} = dGates_t·W_hh: W_hh [4H, H] contracted on its
 			// first axis, the fast layout, instead of GoMLX's gradient
 			// through the transposed weight.
-			hIn = IdentityWithCustomGradient(h, func(_, _ *Node) *Node {
+			hIn := IdentityWithCustomGradient(h, func(_, _ *Node) *Node {
 				return DotGeneral(tp.dGates[t], []int{1}, nil, whh, []int{0}, nil)
 			})
-		}
-		var xpt *Node
-		if custom {
 			// A Gather of contiguous rows is a memmove per row on the Go
 			// backend; a Slice copies element by element. Its gradient (a
 			// scatter) is replaced by the custom one and never runs.
 			xpt = Gather(xp, Const(g, [][]int32{{int32(t)}}))
-		} else {
-			xpt = Slice(xp, AxisElem(t))
-		}
-		var rec *Node
-		if custom {
 			rec = DotGeneral(hIn, []int{1}, nil, wt, []int{0}, nil)
 		} else {
+			xpt = Slice(xp, AxisElem(t))
 			rec = DotGeneral(h, []int{1}, nil, w, []int{1}, nil)
 		}
 		gates := Add(Reshape(xpt, b, 4*hid), rec)
