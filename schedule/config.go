@@ -32,7 +32,7 @@ type SSLSConfig struct {
 	RhoInc float64 // ρ_inc ≥ 1: the first trial is η = ρ_inc·α_{k−1}
 	RhoDec float64 // ρ_dec ∈ (0,1): η ← ρ_dec·η after a failed trial
 	Gamma  float64 // γ ∈ [0,1]: α_k = (1−γ)α_{k−1} + γη_k
-	M      int     // m ≥ 0: at most m trials per step
+	M      int     // m ≥ 0: at most m trials per step (0: η = ρ_inc·α untested, as statopt's ls_max=0; Algorithm 2 has m > 0)
 
 	// AcceptEqual accepts a trial with f(x−ηs) = f(x) − cη⟨g,s⟩, as statopt
 	// does; Algorithm 2 needs strict decrease.
@@ -201,7 +201,9 @@ type Config struct {
 // Defaults returns the defaults of a preset for a data set of n examples,
 // mini-batch size b and initial learning rate lr0.
 //
-// Paper (Table 1, §3): N_min = min{1000, ⌈n/b⌉}, K_test = min{100, ⌈n/b⌉},
+// Paper (Table 1, §3): N_min = min{1000, ⌈n/b⌉}, raised to 3 (the least
+// the configurations accept) when an epoch has fewer steps, K_test =
+// min{100, ⌈n/b⌉},
 // δ = 0.05, θ = 1/8, τ = 1/10, BM variance; c = 0.05, ρ_inc = 2, ρ_dec = 1/2,
 // γ = √(b/n), m = 2. SASA uses ζ = 0.02.
 func Defaults(p Preset, n, b int, lr0 float64) (Config, error) {
@@ -509,13 +511,15 @@ func (c ValidationConfig) Validate() error {
 // drop applies the drop rule α ← τα, or statopt's α ← α/drop_factor with
 // drop_factor = 1/τ. For an integer factor 1/τ is within an ulp of it (49:
 // 1/(1/49) = 49.00000000000001), so it is rounded back, which makes the
-// division bit-exact with statopt for every integer drop_factor.
+// division bit-exact with statopt for every integer drop_factor. Only a
+// factor within four ulps of an integer ≥ 2 is rounded: τ = 0.9999999999
+// still drops.
 func drop(lr, tau float64, divide bool) float64 {
 	if !divide {
 		return lr * tau
 	}
 	f := 1 / tau
-	if r := math.Round(f); math.Abs(f-r) <= 1e-9*r {
+	if r := math.Round(f); r >= 2 && math.Abs(f-r) <= 4*(math.Nextafter(r, math.Inf(1))-r) {
 		f = r
 	}
 	return lr / f

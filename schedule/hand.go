@@ -25,6 +25,7 @@ func (h *hand) Step() int                      { return h.st.k }
 func (h *hand) Searching() bool                { return false }
 func (h *hand) Abort()                         { h.st.abort() }
 func (h *hand) setOptions(o options)           { h.opt = o }
+func (h *hand) between(what string) error      { return h.st.between(what) }
 func (h *hand) Trial(float64) (Request, error) { return Request{}, noTrial(h.st.k + 1) }
 
 // lrAt is α for step k (1-based): linear warmup α·k/W for k ≤ W.

@@ -59,6 +59,9 @@ func (s *SALSA) Searching() bool      { return !s.switched }
 func (s *SALSA) Config() SALSAConfig  { return s.cfg }
 func (s *SALSA) setOptions(o options) { s.opt = o }
 
+// between returns ErrPhase while a step is open (SASA+ observes every step).
+func (s *SALSA) between(what string) error { return s.plus.st.between(what) }
+
 // Switched reports whether SASA+ has taken over, why, and at which step.
 func (s *SALSA) Switched() (switched bool, reason string, step int) {
 	return s.switched, s.reason, s.at

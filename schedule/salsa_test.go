@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -158,7 +159,7 @@ func TestSASAPlusBuiltInAnyPhase(t *testing.T) {
 // factor (1/(1/49) alone is 49.00000000000001), so that repeated drops give
 // statopt's 1.0000000000000002e-06.
 func TestDivideMatchesDropFactor(t *testing.T) {
-	for f := 2.0; f <= 1000; f++ {
+	for f := 2.0; f <= 1e6; f = math.Max(f+1, math.Round(f*1.01)) {
 		c, err := schedule.NewCut(schedule.CutConfig{LR0: 0.3, Tau: 1 / f, DropSteps: []int{1, 2}, DivideLR: true})
 		if err != nil {
 			t.Fatal(err)
@@ -178,6 +179,19 @@ func TestDivideMatchesDropFactor(t *testing.T) {
 	}
 	if c.LR() != 1.0000000000000002e-06 {
 		t.Errorf("0.1 divided by 10 five times = %v, want statopt's 1.0000000000000002e-06", c.LR())
+	}
+	// A factor near an integer but not within ulps of one is not rounded:
+	// τ close to 1 still drops, and 1/(1e9+0.4) is not 1e-9.
+	for _, tau := range []float64{0.9999999999, 1 / (1e9 + 0.4)} {
+		c, err := schedule.NewCut(schedule.CutConfig{LR0: 1, Tau: tau, DropSteps: []int{1}, DivideLR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Begin(0, 0)
+		c.End(schedule.Observation{})
+		if want := 1 / (1 / tau); c.LR() != want {
+			t.Errorf("τ = %v: after the drop α = %v, want %v", tau, c.LR(), want)
+		}
 	}
 }
 

@@ -49,6 +49,7 @@ func (s *SASA) Searching() bool                { return false }
 func (s *SASA) Config() SASAConfig             { return s.cfg }
 func (s *SASA) Abort()                         { s.st.abort() }
 func (s *SASA) setOptions(o options)           { s.opt = o }
+func (s *SASA) between(what string) error      { return s.st.between(what) }
 func (s *SASA) Trial(float64) (Request, error) { return Request{}, noTrial(s.st.k + 1) }
 
 // Begin opens a step.

@@ -44,6 +44,7 @@ func (s *SASAPlus) Searching() bool                { return false }
 func (s *SASAPlus) Config() SASAPlusConfig         { return s.cfg }
 func (s *SASAPlus) Abort()                         { s.st.abort() }
 func (s *SASAPlus) setOptions(o options)           { s.opt = o }
+func (s *SASAPlus) between(what string) error      { return s.st.between(what) }
 func (s *SASAPlus) Trial(float64) (Request, error) { return Request{}, noTrial(s.st.k + 1) }
 
 // Begin opens step k+1; SASA+ needs neither the loss nor gd, but checks them.

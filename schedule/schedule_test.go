@@ -1,6 +1,9 @@
 package schedule_test
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
 	"math"
 	"strings"
 	"testing"
@@ -150,5 +153,74 @@ func TestDefaults(t *testing.T) {
 	c, _ = schedule.Defaults(schedule.PresetPaper, 2000, 20, 0.1)
 	if c.SASAPlus.NMin != 100 || c.SASAPlus.KTest != 100 {
 		t.Errorf("n/b = 100: NMin %d KTest %d", c.SASAPlus.NMin, c.SASAPlus.KTest)
+	}
+}
+
+// TestRestoreKeepsLogger checks that a scheduler restored with WithLogger
+// logs, from the snapshot on, exactly what the original logs, wrappers
+// included: every method under both presets, with a validation loss at
+// every 50th step for the ones that take it.
+func TestRestoreKeepsLogger(t *testing.T) {
+	const at, steps = 300, 600
+	for _, pr := range []schedule.Preset{schedule.PresetPaper, schedule.PresetStatopt} {
+		for _, m := range schedule.Methods {
+			t.Run(string(pr)+"/"+m, func(t *testing.T) {
+				var orig, rest bytes.Buffer
+				logger := func(w io.Writer) schedule.Option {
+					return schedule.WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+						Level: slog.LevelDebug,
+						ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+							if a.Key == slog.TimeKey {
+								return slog.Attr{}
+							}
+							return a
+						}})))
+				}
+				s, err := schedule.New(m, small(pr), logger(&orig))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := schedtest.NewProblem(3, steps)
+				step := func(s schedule.Scheduler, p *schedtest.Problem, k int) {
+					t.Helper()
+					if _, err := p.Step(s, k); err != nil {
+						t.Fatalf("step %d: %v", k, err)
+					}
+					if v, ok := s.(schedule.Validator); ok && k%50 == 0 {
+						res, err := v.Validate(p.ValLoss())
+						if err != nil {
+							t.Fatalf("step %d: Validate: %v", k, err)
+						}
+						if res.ResetMomentum {
+							clear(p.Mom)
+						}
+					}
+				}
+				for k := 1; k <= at; k++ {
+					step(s, p, k)
+				}
+				data, err := s.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := schedule.Restore(data, logger(&rest))
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := orig.Len()
+				q := p.Clone()
+				for k := at + 1; k <= steps; k++ {
+					step(s, p, k)
+					step(r, q, k)
+				}
+				want := orig.String()[before:]
+				if got := rest.String(); got != want {
+					t.Fatalf("after Restore with WithLogger, steps %d–%d log\n%s\nwant the original's\n%s", at+1, steps, got, want)
+				}
+				if want == "" && m != "constant" && m != "ssls" && m != "cosine" {
+					t.Logf("%s logs nothing after step %d", m, at)
+				}
+			})
+		}
 	}
 }

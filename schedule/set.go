@@ -298,7 +298,8 @@ func dropKeyPath(path string) bool {
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
-		return top == "Validation" || usedBy(base, path)
+		// constant's τ is read only by the drops the wrapper asks for
+		return top == "Validation" || usedBy(base, path) || base == "constant" && path == "Constant.Tau"
 	}
 	switch method {
 	case "salsa-budget":
@@ -322,8 +323,8 @@ func usedBy(method, path string) bool {
 			return field == "Theta" || field == "Delta" || field == "NMin" || field == "KTest"
 		}
 		return false
-	case "constant":
-		return top == "Constant"
+	case "constant": // τ: only the drops of constant-val
+		return top == "Constant" && field != "Tau"
 	case "cut":
 		return top == "Cut"
 	case "warmup":

@@ -37,6 +37,8 @@ func TestKeyApplies(t *testing.T) {
 		{"warmup_steps", "warmup", true}, {"warmup_steps", "cut", false}, {"drop_steps", "cut", true},
 		{"force_switch_at", "salsa", true}, {"force_switch_at", "ssls", false}, {"variance", "sasa", true},
 		{"variance", "slope", false}, {"ls_dir", "salsa", true}, {"nope", "salsa", false},
+		// constant never drops; constant-val drops by τ
+		{"tau", "constant", false}, {"tau", "constant-val", true}, {"lr0", "constant", true},
 	} {
 		if got := KeyApplies(c.key, c.method); got != c.want {
 			t.Errorf("KeyApplies(%q, %q) = %v, want %v", c.key, c.method, got, c.want)

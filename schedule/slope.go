@@ -41,6 +41,7 @@ func (s *Slope) Searching() bool                { return false }
 func (s *Slope) Config() SlopeConfig            { return s.cfg }
 func (s *Slope) Abort()                         { s.st.abort() }
 func (s *Slope) setOptions(o options)           { s.opt = o }
+func (s *Slope) between(what string) error      { return s.st.between(what) }
 func (s *Slope) Trial(float64) (Request, error) { return Request{}, noTrial(s.st.k + 1) }
 
 // Begin opens a step with the loss the test will use.

@@ -57,26 +57,50 @@ func (s *SSLS) Abort() {
 	s.asking, s.ready = false, false
 }
 
-// Begin opens step k with f(x_k) and gd = ⟨g_k, s_k⟩.
+// Begin opens step k with f(x_k) and gd = ⟨g_k, s_k⟩. It fails, with no
+// step open, when ρ_inc·α_{k−1} (or ρ_dec·α_{k−1}) leaves float64's range:
+// a loss that accepts every trial drives α up without bound.
 func (s *SSLS) Begin(loss, gd float64) (Request, error) {
 	if err := s.st.begin(loss, gd); err != nil {
 		return Request{}, err
 	}
-	s.tries, s.asking, s.ready = 0, false, false
+	eta := s.lr * s.cfg.RhoInc
 	if gd <= 0 {
-		s.eta = s.lr * s.cfg.RhoDec
-		return s.finish(), nil
+		eta = s.lr * s.cfg.RhoDec
 	}
-	s.eta = s.lr * s.cfg.RhoInc
-	if s.cfg.M == 0 {
+	if err := s.checkRate(eta); err != nil {
+		s.st.abort()
+		return Request{}, err
+	}
+	s.tries, s.asking, s.ready = 0, false, false
+	s.eta = eta
+	if gd <= 0 || s.cfg.M == 0 {
 		return s.finish(), nil
 	}
 	s.asking = true
 	return Request{Eval: true, Eta: s.eta}, nil
 }
 
+// checkRate returns an error, naming the step, when η or the rate
+// α_k = (1−γ)α_{k−1} + γη it would give is +Inf or 0.
+func (s *SSLS) checkRate(eta float64) error {
+	lr := s.smooth(eta)
+	if !math.IsInf(eta, 0) && !math.IsInf(lr, 0) && eta > 0 && lr > 0 {
+		return nil
+	}
+	why := "overflows: ρ_inc·α was taken step after step (accepted, or untested with m = 0), and the loss never bounded it"
+	if eta == 0 || lr == 0 {
+		why = "underflows to 0: the trials failed step after step, so the loss did not decrease along s at any rate tried"
+	}
+	return fmt.Errorf("schedule: step %d: SSLS's rate %s (α_{k−1} = %v, η = %v, α_k = %v)", s.st.k+1, why, s.lr, eta, lr)
+}
+
+// smooth is α_k = (1−γ)α_{k−1} + γη.
+func (s *SSLS) smooth(eta float64) float64 { return (1-s.cfg.Gamma)*s.lr + s.cfg.Gamma*eta }
+
 // Trial reports f(x_k − η s_k) for the requested η. +Inf fails the Armijo
-// test; NaN and −Inf are errors.
+// test; NaN and −Inf are errors. So is a decrease of η that would take the
+// rate to 0; each error leaves the trial outstanding.
 func (s *SSLS) Trial(f float64) (Request, error) {
 	if !s.st.open || !s.asking {
 		return Request{}, noTrial(s.st.k + 1)
@@ -91,7 +115,11 @@ func (s *SSLS) Trial(f float64) (Request, error) {
 		s.asking = false
 		return s.finish(), nil
 	}
-	s.eta *= s.cfg.RhoDec
+	eta := s.eta * s.cfg.RhoDec
+	if err := s.checkRate(eta); err != nil {
+		return Request{}, err
+	}
+	s.eta = eta
 	s.tries++
 	if s.tries < s.cfg.M {
 		return Request{Eval: true, Eta: s.eta}, nil
@@ -101,7 +129,7 @@ func (s *SSLS) Trial(f float64) (Request, error) {
 }
 
 func (s *SSLS) finish() Request {
-	s.pend = (1-s.cfg.Gamma)*s.lr + s.cfg.Gamma*s.eta
+	s.pend = s.smooth(s.eta)
 	s.ready = true
 	return Request{LR: s.pend}
 }

@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/salsaopt/salsa/schedule"
@@ -102,5 +103,77 @@ func TestSSLSGrowth(t *testing.T) {
 	want := math.Pow(1+1.0/steps, steps)
 	if math.Abs(got-want) > 1e-12*want || math.Abs(got-math.E) > 2e-3 {
 		t.Errorf("growth over one epoch = %v, want (1+b/n)^(n/b) = %v ≈ e", got, want)
+	}
+}
+
+// TestSSLSRateOutOfRange: a rate that would leave float64's range is an
+// error that names the step, and leaves the state as it was: at Begin (ρ_inc·α
+// overflows) no step is open; in Trial (γ = 1, ρ_dec·η underflows to 0) the
+// trial stays outstanding and Abort restores the snapshot. With m = 0 every
+// step takes ρ_inc·α untested, and the run stops with the error instead of
+// handing out +Inf.
+func TestSSLSRateOutOfRange(t *testing.T) {
+	snap := func(s *schedule.SSLS) string {
+		t.Helper()
+		b, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	big, err := schedule.NewSSLS(schedule.SSLSConfig{LR0: math.MaxFloat64 / 1.5, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: 0.1, M: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snap(big)
+	if _, err := big.Begin(1, 1); err == nil || !strings.Contains(err.Error(), "overflows") {
+		t.Fatalf("Begin with ρ_inc·α = +Inf: err = %v, want an overflow error", err)
+	}
+	if after := snap(big); after != before {
+		t.Fatalf("the failed Begin changed the state:\n%s\n%s", before, after)
+	}
+
+	tiny, err := schedule.NewSSLS(schedule.SSLSConfig{LR0: math.SmallestNonzeroFloat64, C: 0.05, RhoInc: 1, RhoDec: 0.5, Gamma: 1, M: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = snap(tiny)
+	req, err := tiny.Begin(1, 1)
+	if err != nil || !req.Eval {
+		t.Fatalf("Begin: %+v, %v", req, err)
+	}
+	if _, err := tiny.Trial(2); err == nil || !strings.Contains(err.Error(), "underflows to 0") {
+		t.Fatalf("Trial that halves η = %v: err = %v, want an underflow error", req.Eta, err)
+	}
+	if req, err := tiny.Trial(0); err != nil || req.Eval || req.LR != math.SmallestNonzeroFloat64 {
+		t.Fatalf("the trial after the error: %+v, %v; want it still outstanding and accepted", req, err)
+	}
+	tiny.Abort()
+	if after := snap(tiny); after != before {
+		t.Fatalf("Abort after the failed Trial: state\n%s\nwant\n%s", after, before)
+	}
+
+	untested, err := schedule.NewSSLS(schedule.SSLSConfig{LR0: 0.1, C: 0.05, RhoInc: 2, RhoDec: 0.5, Gamma: 0.5, M: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; ; k++ {
+		req, err := untested.Begin(1, 1)
+		if err != nil {
+			if !strings.Contains(err.Error(), "overflows") {
+				t.Fatalf("step %d: %v, want an overflow error", k, err)
+			}
+			t.Logf("step %d: %v", k, err)
+			break
+		}
+		if math.IsInf(req.LR, 0) || k > 10000 {
+			t.Fatalf("step %d: rate %v handed out", k, req.LR)
+		}
+		if _, err := untested.End(schedule.Observation{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := untested.MarshalBinary(); err != nil {
+		t.Fatalf("MarshalBinary after the error: %v", err)
 	}
 }

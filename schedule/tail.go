@@ -351,8 +351,12 @@ func (t *Tail) Begin(loss, gd float64) (Request, error) {
 		return Request{}, err
 	}
 	if t.deciding() {
+		req, err := t.inner.Begin(loss, gd)
+		if err != nil {
+			return req, err
+		}
 		t.pend = loss
-		return t.inner.Begin(loss, gd)
+		return req, nil
 	}
 	if err := t.st.begin(loss, gd); err != nil {
 		return Request{}, err

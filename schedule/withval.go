@@ -47,13 +47,27 @@ func (v *WithValidation) End(obs Observation) (Result, error)     { return v.in.
 func (v *WithValidation) Abort()                                  { v.in.Abort() }
 func (v *WithValidation) Drop(reason string) (Result, error)      { return v.in.Drop(reason) }
 func (v *WithValidation) Inner() Dropper                          { return v.in }
-func (v *WithValidation) setOptions(o options)                    { v.opt = o }
+
+// setOptions sets the options of the wrapper and of the inner scheduler,
+// as New gives them to both.
+func (v *WithValidation) setOptions(o options) {
+	v.opt = o
+	if in, ok := v.in.(interface{ setOptions(options) }); ok {
+		in.setOptions(o)
+	}
+}
 
 // Validate reports a validation loss between steps. If it has not improved
 // on the best so far by more than MinDelta for more than Patience checks in a
 // row, the inner scheduler drops (reason "validation") and the count
-// restarts.
+// restarts. It returns ErrPhase while a step is open, and changes nothing
+// (for an inner scheduler of this package; another Dropper's Drop decides).
 func (v *WithValidation) Validate(loss float64) (Result, error) {
+	if in, ok := v.in.(interface{ between(string) error }); ok {
+		if err := in.between("Validate"); err != nil {
+			return Result{}, err
+		}
+	}
 	k := v.in.Step()
 	if err := finite("validation loss", k, loss); err != nil {
 		return Result{}, err
@@ -108,6 +122,7 @@ func (v *WithValidation) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary restores a snapshot into any WithValidation value.
 func (v *WithValidation) UnmarshalBinary(data []byte) error {
+	opt := v.opt
 	var cfg valSnapshot
 	var st ValidationState
 	if err := unmarshalSnapshot(data, "validation", &cfg, &st); err != nil {
@@ -132,7 +147,7 @@ func (v *WithValidation) UnmarshalBinary(data []byte) error {
 	if st.Best != nil {
 		n.best = *st.Best
 	}
-	n.opt = v.opt
 	*v = *n
+	v.setOptions(opt)
 	return nil
 }

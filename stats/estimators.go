@@ -147,6 +147,10 @@ func Std(m VarianceMethod, w []float64, mean float64) (std float64, dof int, err
 			ss += d * d
 		}
 		std, dof = math.Sqrt(float64(q)/float64(p-1))*math.Sqrt(ss), q-1
+		if !finite(w[p*q:]...) {
+			// the samples in no batch: in the mean only, so check them here
+			return 0, 0, nonFinite("w", w)
+		}
 	case OLBM:
 		// Sliding window sum of w[j:j+q], recomputed directly every q slides so
 		// that rounding errors cannot accumulate along the series: 2N additions.

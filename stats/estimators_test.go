@@ -130,6 +130,9 @@ func TestStdErrors(t *testing.T) {
 		{VarianceMethod(9), []float64{1, 2, 3, 4}, "variance method = 9"},
 		{OLBM, []float64{1, math.NaN(), 3, 4}, "w[1] = NaN"},
 		{BM, []float64{1, 2, math.Inf(1), 4}, "w[2] = +Inf"},
+		// N = 5, q = 2: w[4] is in no batch, only in the mean
+		{BM, []float64{1, 2, 3, 4, math.Inf(1)}, "w[4] = +Inf"},
+		{BM, []float64{1, 2, 3, 4, math.NaN()}, "w[4] = NaN"},
 	} {
 		_, _, err := Std(c.m, c.w, 1)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

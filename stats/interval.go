@@ -30,10 +30,11 @@ func MeanInterval(w []float64, m VarianceMethod, delta float64) (Interval, error
 		return Interval{}, fmt.Errorf("stats: delta = %v: must be in (0, 1)", delta)
 	}
 	n := len(w)
-	if m == IID || m == BM || m == OLBM { // else Std reports the method
-		if n < m.minN() {
-			return Interval{}, fmt.Errorf("stats: N = %d: %v needs N >= %d", n, m, m.minN())
-		}
+	if m != IID && m != BM && m != OLBM {
+		return Interval{}, fmt.Errorf("stats: variance method = %d: must be IID, BM or OLBM", int(m))
+	}
+	if n < m.minN() {
+		return Interval{}, fmt.Errorf("stats: N = %d: %v needs N >= %d", n, m, m.minN())
 	}
 	mean := Mean(w)
 	if !finite(mean) {

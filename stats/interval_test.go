@@ -210,6 +210,7 @@ func TestMeanIntervalErrors(t *testing.T) {
 		{w[:3], BM, 0.05, "N = 3: bm needs N >= 4"},
 		{w[:1], IID, 0.05, "N = 1: iid needs N >= 2"},
 		{w, 0, 0.05, "variance method = 0"},
+		{nil, 0, 0.05, "variance method = 0"},
 		{[]float64{1, 2, math.Inf(-1), 4}, OLBM, 0.05, "w[2] = -Inf"},
 		{[]float64{1e308, 1e308, -1e308, -1e308}, IID, 0.05, "overflow"},
 		{[]float64{1, 2}, IID, 1e-300, "delta = 1e-300: the t quantile with dof 1 overflows"},

@@ -184,6 +184,14 @@ func testProtocol(t *testing.T, mk func() schedule.Scheduler) {
 	if _, err := s.MarshalBinary(); !errors.Is(err, schedule.ErrPhase) {
 		t.Errorf("MarshalBinary while a step is open: err = %v, want ErrPhase", err)
 	}
+	if v, ok := s.(schedule.Validator); ok {
+		// a validation loss worse than none, twice: a drop would be due
+		for range 3 {
+			if _, err := v.Validate(1e300); !errors.Is(err, schedule.ErrPhase) {
+				t.Fatalf("Validate while a step is open: err = %v, want ErrPhase", err)
+			}
+		}
+	}
 	if !req.Eval {
 		if _, err := s.Trial(1); !errors.Is(err, schedule.ErrPhase) {
 			t.Errorf("Trial not asked for: err = %v, want ErrPhase", err)
@@ -384,9 +392,10 @@ var overflowing = []schedule.Observation{
 //     fails, the step is still open and after Abort the snapshot is the one
 //     before Begin;
 //   - opens the step on both, then ends it on s with each overflowing
-//     observation first: if End fails, the step is still open, and the End
-//     that follows with the real observation must give exactly the twin's
-//     result and snapshot.
+//     observation first: if End fails, the step is still open; then calls
+//     Begin on s again with another loss, which must fail with ErrPhase; the
+//     End that follows with the real observation must give exactly the
+//     twin's result and snapshot.
 //
 // Where End accepts an input (no test was due, or the scheduler has no
 // statistics), s restarts from the snapshot taken before.
@@ -467,6 +476,11 @@ func testAtomic(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			}
 			s = restore(before)
 			open()
+		}
+		// Begin again while the step is open, with another loss: rejected,
+		// and the open step keeps its own loss.
+		if _, err := s.Begin(2*loss+1, gd); !errors.Is(err, schedule.ErrPhase) {
+			t.Fatalf("step %d: Begin while the step is open: err = %v, want ErrPhase", k, err)
 		}
 		obs := p.update(g, treq.LR)
 		want, err := twin.End(obs)

@@ -444,10 +444,9 @@ func KeyApplies(k, method string) error {
 		}
 		for _, m := range Methods {
 			s, err := replay.Scheduler(m)
-			// τ is the factor of a drop, and salsa train's constant and
-			// warmup schedules (adam-warmup, the learning-rate-free and
-			// schedule-free peers) never drop: --drops is shb-hand's
-			if err == nil && schedule.KeyApplies(k, s) && !(k == "tau" && (s == "constant" || s == "warmup")) {
+			// τ is the factor of a drop, and salsa train's warmup schedule
+			// (adam-warmup) never drops: --drops is shb-hand's
+			if err == nil && schedule.KeyApplies(k, s) && !(k == "tau" && s == "warmup") {
 				applies = append(applies, m)
 			}
 		}
