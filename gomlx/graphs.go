@@ -249,14 +249,47 @@ func perTensorDots(as, bs []*Node) *Node {
 }
 
 // fusedGraph is a whole step at the current α: loss, g, d, the update (and,
-// with stats, ⟨x⁺,d⟩ and ‖d‖²).
+// with stats, ⟨x⁺,d⟩ and ‖d‖²). A step whose loss or ‖d‖² (and, with
+// stats, ⟨x⁺,d⟩) is not finite writes no variable
+// ([Trainer.keepUnlessFinite]); without stats, x⁺ = x − αd is finite when
+// d is, short of an overflow, and one reduction is saved.
 func (t *Trainer) fusedGraph(s *model.Scope, x, y *Node, stats bool) []*Node {
 	vs, xs, loss, gs, _ := t.lossAndGrad(s, x, y)
 	x1s, ds := t.direction(vs, xs, gs)
+	d2 := perTensorDots(ds, ds)
 	if !stats {
+		t.keepUnlessFinite(loss.Graph(), loss, d2)
 		return []*Node{loss}
 	}
-	return []*Node{loss, perTensorDots(x1s, ds), perTensorDots(ds, ds)}
+	x1d := perTensorDots(x1s, ds)
+	t.keepUnlessFinite(loss.Graph(), loss, x1d, d2)
+	return []*Node{loss, x1d, d2}
+}
+
+// keepUnlessFinite makes every variable that graph g has changed so far
+// keep its value from before the graph unless all of checks are finite:
+// a step with a non-finite loss or direction writes nothing back (the
+// parameters, the momentum or Adam's moments, batch-norm statistics, a
+// recurrent state, the RNG), so the caller, told by the scheduler's
+// refusal, can go on from the state before it.
+func (t *Trainer) keepUnlessFinite(g *Graph, checks ...*Node) {
+	var ok *Node
+	for _, c := range checks {
+		f := LogicalAll(IsFinite(c))
+		if ok == nil {
+			ok = f
+		} else {
+			ok = LogicalAnd(ok, f)
+		}
+	}
+	for v := range t.store.IterVariables() {
+		if !v.ChangedInGraph(g) {
+			continue
+		}
+		if old := g.GetParameterByName(v.Path()); old != nil {
+			v.SetNodeValue(Where(ok, v.NodeValue(g), old))
+		}
+	}
 }
 
 // gradGraph is the first phase of a searching step: the loss and g, kept
@@ -269,6 +302,7 @@ func (t *Trainer) gradGraph(s *model.Scope, x, y *Node) (*Node, *Node) {
 	if p.state != nil {
 		t.scratch(scratchState, p.state.Shape()).SetNodeValue(p.state)
 	}
+	t.keepUnlessFinite(loss.Graph(), loss, gss)
 	return loss, gss
 }
 

@@ -264,6 +264,7 @@ func (o *Optimizer) searchGraph(scope *model.Scope, g *Graph, loss *Node, vs []*
 	keep(scratchInput, c.inputs)
 	keep(scratchLabel, c.labels)
 	o.spec, o.nInputs, o.nLabels = c.spec, len(c.inputs), len(c.labels)
+	o.t.keepUnlessFinite(g, fullLoss, gg) // the step's outputs below are written either way
 	store := o.t.store
 	store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
 	store.VariableWithShape(stepGGVar, gg.Shape(), Zeros).SetTrainable(false).SetNodeValue(gg)

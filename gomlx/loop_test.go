@@ -548,3 +548,84 @@ func TestNewTrainerProbeVal(t *testing.T) {
 		t.Errorf("%d validation losses evaluated, %d checks in the events: want as many, and some", calls, checks)
 	}
 }
+
+// nanAfter yields d's batches, batch k (from 0) with a NaN feature.
+type nanAfter struct {
+	d *toyDataset
+	k int
+}
+
+func (n *nanAfter) Name() string { return "toy-nan" }
+
+func (n *nanAfter) Iter() iter.Seq2[train.Batch, error] {
+	return func(yield func(train.Batch, error) bool) {
+		i := 0
+		for b, err := range n.d.Iter() {
+			if i == n.k {
+				x := tensors.MustCopyFlatData[float32](b.Inputs[0])
+				x[1] = float32(math.NaN())
+				b.Inputs[0] = tensors.FromFlatDataAndDimensions(x, b.Inputs[0].Shape().Dimensions...)
+			}
+			i++
+			if !yield(b, err) {
+				return
+			}
+		}
+	}
+}
+
+// TestLoopNaNBatch: in a stock train.Loop, a batch with a NaN feature makes
+// the step's loss NaN; the scheduler refuses it, the loop stops with the
+// error, and the step wrote none of the variables it would have changed: the
+// model's (batch-norm statistics included), the momentum, the search
+// direction and the RNG hold their values from before it, for the fused step
+// (sasa+) and the searching one (ssls).
+func TestLoopNaNBatch(t *testing.T) {
+	for _, method := range []string{"sasa+", "ssls"} {
+		store := model.NewStore()
+		opt, err := NewOptimizer(store, Config{LR: 0.05, Beta: 0.9, Nu: 1, WeightDecay: 1e-3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		net := func(scope *model.Scope, x *Node) *Node {
+			x = layers.DenseWithBias(scope.In("hidden"), x, 8)
+			x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
+			x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.3))
+			return layers.DenseWithBias(scope.In("out"), x, 3)
+		}
+		trainer := NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
+		loop := train.NewLoop(trainer)
+		s := realSched(t, method, 640, 16, 0.05)
+		if err := opt.Attach(loop, s); err != nil {
+			t.Fatal(err)
+		}
+		values := func() map[string]string {
+			m := map[string]string{}
+			for v := range store.IterVariables() {
+				// the step's outputs and counters, and the loop's metrics
+				// (its moving average of the loss), record the refused step
+				if p := v.Path(); !strings.HasPrefix(p, stepScope+"/") && !strings.Contains(p, "global_step") && !strings.HasPrefix(p, "/metrics/") {
+					m[p] = fmt.Sprint(v.MustValue().Value())
+				}
+			}
+			return m
+		}
+		ds := &toyDataset{r: rand.New(rand.NewPCG(3, 3)), n: 16}
+		if _, err := loop.RunSteps(ds, 3); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		before := values()
+		if _, err := loop.RunSteps(&nanAfter{d: ds, k: 0}, 1); err == nil || !strings.Contains(err.Error(), "NaN") {
+			t.Fatalf("%s: the NaN batch: err = %v, want the scheduler's refusal of a NaN loss", method, err)
+		}
+		if s.Step() != 3 {
+			t.Errorf("%s: scheduler at step %d after the NaN batch, want 3", method, s.Step())
+		}
+		after := values()
+		for p, v := range before {
+			if after[p] != v {
+				t.Errorf("%s: the refused step changed %s:\n%s\nwas\n%s", method, p, after[p], v)
+			}
+		}
+	}
+}

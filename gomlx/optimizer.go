@@ -168,6 +168,7 @@ func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
 		fullLoss := Add(loss, ConvertDType(o.t.l2(vs, xs), loss.DType()))
 		x1s, ds := o.t.direction(vs, xs, gs)
 		x1d, d2 := perTensorDots(x1s, ds), perTensorDots(ds, ds)
+		o.t.keepUnlessFinite(g, fullLoss, x1d, d2) // the step's outputs below are written either way
 		store.VariableWithShape(stepLossVar, fullLoss.Shape(), Zeros).SetTrainable(false).SetNodeValue(fullLoss)
 		store.VariableWithShape(stepX1DVar, x1d.Shape(), Zeros).SetTrainable(false).SetNodeValue(x1d)
 		store.VariableWithShape(stepD2Var, d2.Shape(), Zeros).SetTrainable(false).SetNodeValue(d2)
@@ -306,10 +307,12 @@ func (o *Optimizer) canSearch(s schedule.Scheduler) error {
 // yourself after each Trainer.TrainStep in a hand-written loop (after
 // SetLR(s.LR()) before the first step).
 //
-// A plain step has made its update when AfterStep runs: after an error (a
-// non-finite loss that s rejects, say) s is as before the step but the
-// parameters have moved. It is an error for a step to run without
-// AfterStep.
+// A plain step has made its update when AfterStep runs, unless its loss,
+// ⟨x⁺,d⟩ or ‖d‖² was not finite: then the step wrote back none of the
+// variables it changed (the model's, batch-norm statistics included, the
+// direction's state, the RNG), only its outputs and counters, and after s
+// rejects the loss both are as before the step. It is an error for a step
+// to run without AfterStep.
 func (o *Optimizer) AfterStep(s schedule.Scheduler) (schedule.Result, error) {
 	if err := o.canSearch(s); err != nil {
 		return schedule.Result{}, err

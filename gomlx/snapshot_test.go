@@ -2,16 +2,21 @@ package salsagomlx
 
 import (
 	"bytes"
-	"github.com/salsaopt/salsa/gomlx/models"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/gobackend"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 
+	"github.com/salsaopt/salsa/gomlx/models"
+	"github.com/salsaopt/salsa/gomlx/ops"
 	"github.com/salsaopt/salsa/schedule"
 )
 
@@ -36,37 +41,65 @@ func realSched(t *testing.T, method string, n, b int, lr0 float64) schedule.Sche
 
 // TestRunNaNLoss: a batch with a NaN feature makes the loss NaN; the
 // scheduler rejects it at Begin, Run returns the error with Stats.Loss NaN,
-// and the scheduler is left between steps (the next step runs).
+// the scheduler is left between steps, and the step wrote no variable: the
+// trainer's snapshot (parameters, momentum or Adam's moments, batch-norm
+// statistics, the RNG) is the one before it, for the fused step (sasa+) and
+// the searching one (ssls), and the next step runs from finite x.
 func TestRunNaNLoss(t *testing.T) {
 	const in, out, n = 5, 3, 8
-	for _, method := range []string{"sasa+", "ssls"} {
-		tr, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := realSched(t, method, 64, n, 0.1)
-		r := rand.New(rand.NewPCG(5, 6))
-		X, y := randBatch(r, n, in, out)
-		good, gy := tensorsOf(X, y, in)
-		if _, _, err := tr.Run(s, good, gy); err != nil {
-			t.Fatalf("%s: good step: %v", method, err)
-		}
-		bad := append([]float32(nil), X...)
-		bad[3] = float32(math.NaN())
-		bx, by := tensorsOf(bad, y, in)
-		_, st, err := tr.Run(s, bx, by)
-		if err == nil {
-			t.Fatalf("%s: NaN batch: no error", method)
-		}
-		if !math.IsNaN(st.Loss) {
-			t.Errorf("%s: NaN batch: Stats.Loss = %v, want NaN (err %v)", method, st.Loss, err)
-		}
-		if s.Step() != 1 {
-			t.Errorf("%s: scheduler at step %d after the rejected batch, want 1", method, s.Step())
-		}
-		if method == "ssls" { // the update was not made: the next step starts from finite x
-			if _, st, err := tr.Run(s, good, gy); err != nil || math.IsNaN(st.Loss) {
-				t.Errorf("%s: step after the NaN batch: loss %v, err %v", method, st.Loss, err)
+	bnNet := func(scope *model.Scope, x *Node) *Node {
+		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
+		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
+		x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.3))
+		return layers.DenseWithBias(scope.In("out"), x, out)
+	}
+	nets := map[string]func(*model.Scope, *Node) *Node{"logreg": models.Logreg(out), "batchnorm": bnNet}
+	for _, net := range []string{"logreg", "batchnorm"} {
+		for _, dir := range []Direction{QHM, Adam} {
+			for _, method := range []string{"sasa+", "ssls"} {
+				name := fmt.Sprintf("%s/%v/%s", net, dir, method)
+				cfg := Config{LR: 0.1, Beta: 0.9, Nu: 1, WeightDecay: 1e-3, Direction: dir}
+				if dir == Adam {
+					cfg = Config{LR: 0.01, Direction: Adam, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+				}
+				tr, err := New(gobackend.GetBackend(), model.NewStore(), nets[net], cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := realSched(t, method, 64, n, 0.1)
+				r := rand.New(rand.NewPCG(5, 6))
+				X, y := randBatch(r, n, in, out)
+				good, gy := tensorsOf(X, y, in)
+				if _, _, err := tr.Run(s, good, gy); err != nil {
+					t.Fatalf("%s: good step: %v", name, err)
+				}
+				before, err := tr.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad := append([]float32(nil), X...)
+				bad[3] = float32(math.NaN())
+				bx, by := tensorsOf(bad, y, in)
+				_, st, err := tr.Run(s, bx, by)
+				if err == nil {
+					t.Fatalf("%s: NaN batch: no error", name)
+				}
+				if !math.IsNaN(st.Loss) {
+					t.Errorf("%s: NaN batch: Stats.Loss = %v, want NaN (err %v)", name, st.Loss, err)
+				}
+				if s.Step() != 1 {
+					t.Errorf("%s: scheduler at step %d after the rejected batch, want 1", name, s.Step())
+				}
+				after, err := tr.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(before, after) {
+					t.Errorf("%s: the rejected step changed the trainer's state", name)
+				}
+				if _, st, err := tr.Run(s, good, gy); err != nil || math.IsNaN(st.Loss) {
+					t.Errorf("%s: step after the NaN batch: loss %v, err %v", name, st.Loss, err)
+				}
 			}
 		}
 	}

@@ -397,9 +397,13 @@ func (t *Trainer) Update() (x1d, d2 float64, err error) {
 // On an error after Begin, Run calls s.Abort() and still returns the loss it
 // computed, so that the caller can tell a non-finite loss (which s rejects
 // at Begin) from other failures. When s does not search, the update is made
-// in the same graph as the loss, before Begin: after an error the
-// parameters may have moved, and only a snapshot ([Trainer.MarshalBinary])
-// brings them back.
+// in the same graph as the loss, before Begin. A step whose loss or
+// gradient is not finite writes no variable back, in either graph (the
+// parameters, the direction's state, batch-norm statistics, a recurrent
+// state, the RNG), so after s rejects it the trainer is as before the step
+// and the next batch can follow. After another error the parameters may
+// have moved, and only a snapshot ([Trainer.MarshalBinary]) brings them
+// back.
 func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule.Result, Stats, error) {
 	if err := t.checkVal(s); err != nil {
 		return schedule.Result{}, Stats{}, err
