@@ -3,15 +3,20 @@ package salsagomlx
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/gobackend"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/gomlx/models"
+	"github.com/salsaopt/salsa/gomlx/ops"
 )
 
 // hostMethods are package direction's LRAware methods, each built for T.
@@ -135,7 +140,7 @@ func equal32(a, b []float32) bool {
 	return true
 }
 
-// TestHostSnapshot: a Host trainer's snapshot (version 3) holds the
+// TestHostSnapshot: a Host trainer's snapshot (version 4) holds the
 // direction and the average, so that a trainer restored from it continues
 // bit for bit; a QHM trainer refuses it, and a Host trainer refuses a QHM
 // snapshot. An Optimizer refuses the Host direction, and the Host direction
@@ -200,5 +205,68 @@ func TestHostSnapshot(t *testing.T) {
 	if _, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(out), Config{LR: 1, Direction: Host}); err == nil ||
 		!strings.Contains(err.Error(), "Config.Host") {
 		t.Errorf("Host direction without a constructor: %v", err)
+	}
+}
+
+// TestHostSnapshotBatchNorm: a fresh trainer restored from a Host snapshot
+// (version 4) of a model with batch norm knows which model variables are not
+// trainable before it has built a graph, so that an evaluation at
+// Schedule-Free's x runs at once (salsa eval on a finished run) and gives
+// the original's numbers; version 3 had made the statistics trainable and
+// BeginEval failed on the parameter count.
+func TestHostSnapshotBatchNorm(t *testing.T) {
+	const in, out, n = 5, 3, 8
+	net := func(scope *model.Scope, x *Node) *Node {
+		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
+		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
+		return layers.DenseWithBias(scope.In("out"), x, out)
+	}
+	newHost := func() *Trainer {
+		tr, err := New(gobackend.GetBackend(), model.NewStore(), net, Config{LR: 1e-3, Direction: Host,
+			Host: &HostConfig{New: hostMethods[float32]()["schedule-free-adamw"]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	var xs, ys []*tensors.Tensor
+	for range 3 {
+		X, y := randBatch(r, n, in, out)
+		x, yt := tensorsOf(X, y, in)
+		xs, ys = append(xs, x), append(ys, yt)
+	}
+	a := newHost()
+	for i := range xs {
+		if _, err := a.Step(xs[i], ys[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newHost()
+	if err := b.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	eval := func(tr *Trainer) (float64, float64) {
+		t.Helper()
+		if err := tr.BeginEval(slices.Values(xs)); err != nil {
+			t.Fatalf("BeginEval: %v", err)
+		}
+		l, acc, err := tr.Evaluate(xs[0], ys[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.EndEval(); err != nil {
+			t.Fatal(err)
+		}
+		return l, acc
+	}
+	lb, ab := eval(b)
+	la, aa := eval(a)
+	if la != lb || aa != ab {
+		t.Errorf("restored trainer evaluates to (%v, %v), the original to (%v, %v)", lb, ab, la, aa)
 	}
 }

@@ -25,6 +25,14 @@ const (
 	// snapshots (each a uint64 length, 0 before the first update, and the
 	// bytes of its MarshalBinary).
 	snapshotVersionHost = 3
+	// snapshotVersionHostFlags is version 3 followed by the paths of the
+	// model's non-trainable variables (a uint32 count, then each path as a
+	// uint32 length and its bytes), so that a fresh trainer restored from
+	// it knows them (batch-norm statistics) before its first graph: the host
+	// direction's parameters and an evaluation's running statistics are
+	// found by that flag. Version 3 is still read, every model variable
+	// then trainable until a graph is built.
+	snapshotVersionHostFlags = 4
 )
 
 // snapshotVars lists the variables a snapshot holds, in store order: every
@@ -88,7 +96,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
 	version := uint32(snapshotVersion)
 	if t.cfg.Direction == Host {
-		version = snapshotVersionHost
+		version = snapshotVersionHostFlags
 	}
 	w(version)
 	w(uint32(t.cfg.Direction))
@@ -132,6 +140,17 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 			w(uint64(len(blob)))
 			b.Write(blob)
 		}
+		var fixed []string
+		for _, v := range vs {
+			if strings.HasPrefix(v.Path(), "/model/") && !v.Trainable {
+				fixed = append(fixed, v.Path())
+			}
+		}
+		w(uint32(len(fixed)))
+		for _, p := range fixed {
+			w(uint32(len(p)))
+			b.WriteString(p)
+		}
 	}
 	return b.Bytes(), nil
 }
@@ -157,8 +176,9 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if !rd(&version) {
 		return fail("truncated")
 	}
-	if version != snapshotVersion && version != snapshotVersionHost {
-		return fmt.Errorf("salsagomlx: snapshot version %d: this build reads %d and %d", version, snapshotVersion, snapshotVersionHost)
+	host := version == snapshotVersionHost || version == snapshotVersionHostFlags
+	if version != snapshotVersion && !host {
+		return fmt.Errorf("salsagomlx: snapshot version %d: this build reads %d, %d and %d", version, snapshotVersion, snapshotVersionHost, snapshotVersionHostFlags)
 	}
 	if !rd(&dir) || !rd(&lr) || !rd(&nv) {
 		return fail("truncated")
@@ -166,7 +186,7 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if Direction(dir) != t.cfg.Direction {
 		return fmt.Errorf("salsagomlx: snapshot direction %s: the trainer's is %s", Direction(dir), t.cfg.Direction)
 	}
-	if (version == snapshotVersionHost) != (t.cfg.Direction == Host) {
+	if host != (t.cfg.Direction == Host) {
 		return fail(fmt.Sprintf("version %d for direction %s", version, t.cfg.Direction))
 	}
 	if !(lr > 0) || math.IsInf(lr, 0) {
@@ -227,7 +247,8 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	}
 	var hostDir direction.LRAware[float32]
 	var hostAvg *direction.PolyAverage[float32]
-	if version == snapshotVersionHost {
+	var fixed map[string]bool // the model's non-trainable variables (version 4)
+	if host {
 		var blobs [2][]byte
 		for i := range blobs {
 			var nb uint64
@@ -258,6 +279,28 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 			hostAvg = new(direction.PolyAverage[float32])
 			if err := hostAvg.UnmarshalBinary(blobs[1]); err != nil {
 				return fmt.Errorf("salsagomlx: snapshot: host average: %w", err)
+			}
+		}
+		if version == snapshotVersionHostFlags {
+			var n uint32
+			if !rd(&n) || int64(n) > int64(r.Len()) {
+				return fail("non-trainable variables: truncated")
+			}
+			fixed = map[string]bool{}
+			for range n {
+				var pl uint32
+				if !rd(&pl) || int64(pl) > int64(r.Len()) {
+					return fail("non-trainable variables: truncated")
+				}
+				pb := make([]byte, pl)
+				if _, err := io.ReadFull(r, pb); err != nil {
+					return fail("non-trainable variables: truncated")
+				}
+				p := string(pb)
+				if !seen[p] || !strings.HasPrefix(p, "/model/") || fixed[p] {
+					return fail(fmt.Sprintf("non-trainable variable %q: not a model variable of the snapshot, or repeated", p))
+				}
+				fixed[p] = true
 			}
 		}
 	}
@@ -291,7 +334,7 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 		if err != nil {
 			return err
 		}
-		if !strings.HasPrefix(e.path, "/model/") {
+		if !strings.HasPrefix(e.path, "/model/") || fixed[e.path] {
 			v.SetTrainable(false)
 		}
 	}
