@@ -83,7 +83,9 @@ type HostConfig struct {
 	New func(n int) (direction.LRAware[float32], error)
 	// Average evaluates the model at the polynomial-decay average of the
 	// iterates ([direction.PolyAverage], γ = AverageGamma), as DoG's
-	// authors advise, instead of at the parameters.
+	// authors advise, instead of at the parameters. A Schedule-Free
+	// direction is evaluated at its own x, and refuses it (at the first
+	// update).
 	Average      bool
 	AverageGamma float64
 }
@@ -96,9 +98,10 @@ func DefaultConfig() Config {
 }
 
 func (c Config) validate() error {
+	if err := checkLR("Config.LR", c.LR); err != nil {
+		return err
+	}
 	switch {
-	case !(c.LR > 0) || math.IsInf(c.LR, 0):
-		return fmt.Errorf("salsagomlx: Config.LR = %v: must be finite and > 0", c.LR)
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
 		return fmt.Errorf("salsagomlx: Config.WeightDecay = %v: must be finite and >= 0", c.WeightDecay)
 	case !(c.ClipNorm >= 0) || math.IsInf(c.ClipNorm, 0):

@@ -44,8 +44,11 @@ func (t *Trainer) hostDirection(n int) (direction.LRAware[float32], error) {
 		if err != nil {
 			return nil, fmt.Errorf("salsagomlx: host direction: %w", err)
 		}
-		h.dir = d
-		h.sf, _ = d.(*direction.ScheduleFree[float32])
+		sf, _ := d.(*direction.ScheduleFree[float32])
+		if sf != nil && t.cfg.Host.Average {
+			return nil, errors.New("salsagomlx: Config.Host.Average = true with a Schedule-Free direction: it is evaluated at its own x, so an iterate average would be kept and never used")
+		}
+		h.dir, h.sf = d, sf
 	}
 	if h.avg == nil && t.cfg.Host.Average {
 		a, err := direction.NewPolyAverage[float32](t.cfg.Host.AverageGamma, n)

@@ -206,6 +206,15 @@ func TestHostSnapshot(t *testing.T) {
 		!strings.Contains(err.Error(), "Config.Host") {
 		t.Errorf("Host direction without a constructor: %v", err)
 	}
+	// An average with Schedule-Free would be kept and never used: refused.
+	sfAvg, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(out), Config{LR: 1, Direction: Host,
+		Host: &HostConfig{New: hostMethods[float32]()["schedule-free-sgd"], Average: true, AverageGamma: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sfAvg.Step(batches[0][0], batches[0][1]); err == nil || !strings.Contains(err.Error(), "Config.Host.Average = true") {
+		t.Errorf("Schedule-Free with an average: %v", err)
+	}
 }
 
 // TestHostSnapshotBatchNorm: a fresh trainer restored from a Host snapshot

@@ -369,8 +369,12 @@ func (o *Optimizer) ScratchVariables() []*model.Variable {
 	return vs
 }
 
+// scratchScopes hold a step's scratch values: g, s = d_k (with
+// Config.SearchAlongD) and the kept batch and RNG state.
+var scratchScopes = []string{StateScope + "/g", StateScope + "/s", scratchScope}
+
 func scratchPath(p string) bool {
-	for _, sc := range []string{StateScope + "/g", scratchScope} {
+	for _, sc := range scratchScopes {
 		if p == sc || strings.HasPrefix(p, sc+"/") {
 			return true
 		}

@@ -629,3 +629,52 @@ func TestLoopNaNBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestScratchAlongD: with Config.SearchAlongD the kept search direction
+// s = d_k (under /salsa/s) is scratch like g: ScratchVariables lists it, so
+// that checkpoints leave it out, and Clear deletes it.
+func TestScratchAlongD(t *testing.T) {
+	const in, out = 4, 3
+	r := rand.New(rand.NewPCG(3, 4))
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, Config{LR: 0.01, Beta: 0.9, Nu: 1, SearchAlongD: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer := NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(fixedLinear(normalWeights(r, in*out, 0.3), in, out)), meanCE, opt, nil, nil)
+	loop := train.NewLoop(trainer)
+	if err := opt.Attach(loop, testSALSAAlong(t, 0.01, 0, schedule.AlongD)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(3, 3)), n: 16}, 2); err != nil {
+		t.Fatal(err)
+	}
+	along := func(vs []*model.Variable) (n int) {
+		for _, v := range vs {
+			if strings.HasPrefix(v.Path(), StateScope+"/s/") {
+				n++
+			}
+		}
+		return n
+	}
+	var all []*model.Variable
+	for v := range store.IterVariables() {
+		all = append(all, v)
+	}
+	if n := along(all); n == 0 {
+		t.Fatal("no variable under /salsa/s after two steps along d")
+	}
+	if a, s := along(all), along(opt.ScratchVariables()); s != a {
+		t.Errorf("ScratchVariables lists %d of the %d variables under /salsa/s", s, a)
+	}
+	if err := opt.Clear(nil); err != nil {
+		t.Fatal(err)
+	}
+	all = all[:0]
+	for v := range store.IterVariables() {
+		all = append(all, v)
+	}
+	if n := along(all); n != 0 {
+		t.Errorf("%d variables under /salsa/s after Clear", n)
+	}
+}

@@ -183,7 +183,7 @@ func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
 // Clear implements optimizer.Interface: it deletes the direction's state,
 // the per-step outputs and the scratch values, and keeps the learning rate.
 func (o *Optimizer) Clear(_ *model.Scope) error {
-	for _, p := range append(append([]string(nil), directionState...), stepScope, StateScope+"/g", scratchScope) {
+	for _, p := range append(append(append([]string(nil), directionState...), stepScope), scratchScopes...) {
 		if err := o.t.store.DeleteVariablesInScope(p); err != nil {
 			return fmt.Errorf("salsagomlx: Optimizer.Clear: %w", err)
 		}

@@ -397,6 +397,9 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{Config{LR: 0}, "LR = 0"},
+		// the rate is kept in a float32 variable
+		{Config{LR: 1e39}, "LR = 1e+39: outside float32's range"},
+		{Config{LR: 1e-46}, "LR = 1e-46: outside float32's range"},
 		{Config{LR: 1, Beta: 1}, "Beta = 1"},
 		{Config{LR: 1, Direction: Adam, Beta1: 0.9, Beta2: 1, Eps: 1e-8}, "Beta2 = 1"},
 		{Config{LR: 1, Direction: Adam, Beta1: 0.9, Beta2: 0.99}, "Eps = 0"},
@@ -405,6 +408,15 @@ func TestConfigErrors(t *testing.T) {
 		_, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(2), c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)
+		}
+	}
+	tr, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(2), Config{LR: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lr := range []float64{1e39, 1e-46} {
+		if err := tr.SetLR(lr); err == nil || !strings.Contains(err.Error(), "outside float32's range") || tr.LR() != 1 {
+			t.Errorf("SetLR(%v): err %v, LR %v; want the range error and LR 1", lr, err, tr.LR())
 		}
 	}
 }

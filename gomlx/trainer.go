@@ -222,8 +222,8 @@ func (t *Trainer) LR() float64 { return t.lr }
 
 // SetLR sets α for the next updates; it changes a variable, not the graph.
 func (t *Trainer) SetLR(lr float64) error {
-	if !(lr > 0) || math.IsInf(lr, 0) {
-		return fmt.Errorf("salsagomlx: lr = %v: must be finite and > 0", lr)
+	if err := checkLR("lr", lr); err != nil {
+		return err
 	}
 	if lr == t.lr {
 		return nil
@@ -232,6 +232,19 @@ func (t *Trainer) SetLR(lr float64) error {
 		return err
 	}
 	t.lr = lr
+	return nil
+}
+
+// checkLR checks a learning rate for the float32 variable that holds it:
+// finite, > 0, and neither overflowing float32 nor rounding to 0 there.
+func checkLR(field string, lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("salsagomlx: %s = %v: must be finite and > 0", field, lr)
+	}
+	if f := float32(lr); f == 0 || math.IsInf(float64(f), 0) {
+		return fmt.Errorf("salsagomlx: %s = %v: outside float32's range, where the learning rate is kept (%v to %v)",
+			field, lr, math.SmallestNonzeroFloat32, math.MaxFloat32)
+	}
 	return nil
 }
 
