@@ -678,3 +678,36 @@ func TestScratchAlongD(t *testing.T) {
 		t.Errorf("%d variables under /salsa/s after Clear", n)
 	}
 }
+
+// TestLoopRollbackSources: in a train.Loop the model's variables are at the
+// loop's scope, not /model; a rollback must put back the batch-norm
+// statistics with the parameters, and nothing of the loop's own (its step
+// counter, its metrics) or of the trainer's.
+func TestLoopRollbackSources(t *testing.T) {
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, Config{LR: 0.05, Beta: 0.9, Nu: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := func(scope *model.Scope, x *Node) *Node {
+		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
+		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
+		return layers.DenseWithBias(scope.In("out"), x, 3)
+	}
+	loop := train.NewLoop(NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, opt, nil, nil))
+	if err := opt.Attach(loop, testSASAPlus(t, 0.05)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(3, 3)), n: 16}, 2); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range opt.t.keptSources() {
+		got = append(got, v.Path())
+	}
+	want := []string{"/bn/mean", "/bn/offset", "/bn/scale", "/bn/variance", "/hidden/dense/biases", "/hidden/dense/weights", "/out/dense/biases", "/out/dense/weights"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("a rollback puts back %v, want %v", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -159,6 +160,14 @@ func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
 	xs := make([]*Node, len(vs))
 	for i, v := range vs {
 		xs[i] = v.NodeValue(g)
+	}
+	// The model's non-trainable variables (batch-norm statistics): read by
+	// the graph so far, before the step's counters and the loop's metrics.
+	o.t.loopStats = map[*model.Variable]bool{}
+	for v := range o.t.store.IterVariables() {
+		if !v.Trainable && v != o.t.rngVar && v.InUseByGraph(g) && !strings.HasPrefix(v.Path(), StateScope+"/") {
+			o.t.loopStats[v] = true
+		}
 	}
 	store := o.t.store
 	if o.search {

@@ -28,8 +28,10 @@ func copyPath(p string) bool {
 }
 
 // keptSources lists the variables a rollback puts back, in store order:
-// every variable under /model (batch-norm running statistics included) and
-// every other trainable variable outside the trainer's own scope.
+// every variable under /model (batch-norm running statistics included),
+// every other trainable variable outside the trainer's own scope, and, in a
+// train.Loop, the non-trainable ones its step graph reads there (the
+// model's statistics at the loop's scope).
 func (t *Trainer) keptSources() []*model.Variable {
 	var vs []*model.Variable
 	for v := range t.store.IterVariables() {
@@ -37,7 +39,7 @@ func (t *Trainer) keptSources() []*model.Variable {
 		if strings.HasPrefix(p, StateScope+"/") {
 			continue
 		}
-		if strings.HasPrefix(p, "/model/") || v.Trainable {
+		if strings.HasPrefix(p, "/model/") || v.Trainable || t.loopStats[v] {
 			vs = append(vs, v)
 		}
 	}

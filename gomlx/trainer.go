@@ -96,6 +96,11 @@ type Trainer struct {
 	host    hostState // the Host direction
 
 	trainable []*model.Variable // in creation order, set by the first graph
+	// loopStats: in a train.Loop, the non-trainable variables its step
+	// graph reads outside the trainer's scope (batch-norm statistics,
+	// which the model keeps at the scope the loop gives it, not /model):
+	// a rollback puts them back with the parameters.
+	loopStats map[*model.Variable]bool
 
 	valLoss func() (float64, error) // SetValLoss
 }
