@@ -22,13 +22,19 @@ import (
 // BlackFill returns, per channel, the normalised value of a 0 (black) pixel,
 // (0/255 − mean[c])/std[c] rounded as [Images.Float32] rounds it: the value
 // torchvision's RandomCrop padding takes after Normalize, and the fill to
-// pass to [CropFlip] and [AugmentCropFlip]. It panics if len(mean) ≠ len(std).
+// pass to [CropFlip] and [AugmentCropFlip]. It panics if len(mean) ≠ len(std),
+// or a mean is not finite or a std not finite and > 0 (which [Images.Float32]
+// refuses too): the fill would be ±Inf or NaN.
 func BlackFill(mean, std []float32) []float32 {
 	if len(mean) != len(std) {
 		panic(fmt.Sprintf("data: BlackFill: len(mean) = %d ≠ len(std) = %d", len(mean), len(std)))
 	}
 	fill := make([]float32, len(mean))
 	for c := range fill {
+		m, sd := float64(mean[c]), float64(std[c])
+		if math.IsNaN(m) || math.IsInf(m, 0) || !(sd > 0) || math.IsInf(sd, 0) {
+			panic(fmt.Sprintf("data: BlackFill: mean[%d] = %v, std[%d] = %v: the mean must be finite, the std finite and > 0", c, mean[c], c, std[c]))
+		}
 		fill[c] = normalize(0, mean[c], std[c])
 	}
 	return fill

@@ -1,6 +1,8 @@
 package data
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -85,6 +87,17 @@ func TestBlackFill(t *testing.T) {
 	}
 	if got := BlackFill(CIFAR10Mean, CIFAR10Std)[0]; got != float32(-0.4914)/float32(0.2023) {
 		t.Errorf("fill[0] = %v", got)
+	}
+	// A std of 0 or a NaN mean would fill with -Inf or NaN: a panic naming it.
+	for _, c := range []struct{ mean, std float32 }{{0.5, 0}, {float32(math.NaN()), 1}, {0.5, -1}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "data: BlackFill: mean[0]") {
+					t.Errorf("BlackFill(%v, %v): recovered %v, want a panic naming mean[0] and std[0]", c.mean, c.std, r)
+				}
+			}()
+			BlackFill([]float32{c.mean}, []float32{c.std})
+		}()
 	}
 }
 

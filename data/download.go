@@ -45,6 +45,7 @@ func (r Registry) Download(ctx context.Context, client *http.Client, baseURL, di
 	if client == nil {
 		client = http.DefaultClient
 	}
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: download %s: %w", name, err)
 	}
@@ -55,6 +56,11 @@ func (r Registry) Download(ctx context.Context, client *http.Client, baseURL, di
 		}
 		u := strings.TrimRight(baseURL, "/") + "/" + url.PathEscape(f.Name)
 		if err := fetch(ctx, client, u, dst, f); err != nil {
+			if os.IsNotExist(statErr) {
+				// the folder this call made, if nothing was fetched into
+				// it: left behind, Resolve would find it before a good copy
+				_ = os.Remove(dir)
+			}
 			return fmt.Errorf("data: download %s: %s: %w", name, u, err)
 		}
 	}

@@ -128,6 +128,14 @@ func TestDownload(t *testing.T) {
 		if got := listDir(t, dir); len(got) != 0 {
 			t.Errorf("dir holds %v", got)
 		}
+		// A folder the call made is removed: Resolve would find it first.
+		fresh := filepath.Join(t.TempDir(), "fake")
+		if err := reg.Download(ctx, nil, url, fresh, "fake"); err == nil {
+			t.Fatal("no error")
+		}
+		if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+			t.Errorf("the folder the failed download made is left: %v", err)
+		}
 	})
 
 	t.Run("cancelled", func(t *testing.T) {

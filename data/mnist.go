@@ -88,9 +88,17 @@ func (r Registry) LoadIDX(dir, name string) (*Dataset, error) {
 	if err := ds.check(); err != nil {
 		return nil, fmt.Errorf("data: %s: %s: %w", name, dir, err)
 	}
-	for _, ys := range []Labels{ds.TrainY, ds.TestY} {
-		for _, y := range ys {
-			ds.Classes = max(ds.Classes, int(y)+1)
+	if ds.TrainX.N == 0 || ds.TestX.N == 0 {
+		return nil, fmt.Errorf("data: %s: %s: %d training and %d test images: each split needs at least one", name, dir, ds.TrainX.N, ds.TestX.N)
+	}
+	// The classes are the training labels'; a test label outside them is
+	// an error, not a class of its own.
+	for _, y := range ds.TrainY {
+		ds.Classes = max(ds.Classes, int(y)+1)
+	}
+	for i, y := range ds.TestY {
+		if int(y) >= ds.Classes {
+			return nil, fmt.Errorf("data: %s: %s: test label %d (example %d): the training labels are 0 to %d", name, dir, y, i, ds.Classes-1)
 		}
 	}
 	return ds, nil

@@ -248,6 +248,36 @@ func TestLoadIDXErrors(t *testing.T) {
 			t.Errorf("error %v", err)
 		}
 	})
+	// A registry that vouches for a test label the training labels lack, or
+	// for an empty split: refused, not a class of its own or an empty run.
+	for _, tc := range []struct {
+		name, file string
+		content    []byte
+		want       string
+	}{
+		{"test label outside the training labels", testLabels, idxFile(2049, []uint32{1}, []byte{255}), "test label 255 (example 0): the training labels are 0 to 2"},
+		{"no training images", trainImages, idxFile(2051, []uint32{0, 2, 2}, nil), "0 training and 1 test images"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			reg := fakeIDX(t, dir, true)
+			os.WriteFile(filepath.Join(dir, tc.file), tc.content, 0o644)
+			for i, f := range reg["fake"] {
+				if f.Name == tc.file+".gz" {
+					reg["fake"][i].RawSize, reg["fake"][i].RawSHA256 = int64(len(tc.content)), sum(tc.content)
+				}
+			}
+			if tc.file == trainImages { // and no labels to match
+				b := idxFile(2049, []uint32{0}, nil)
+				os.WriteFile(filepath.Join(dir, trainLabels), b, 0o644)
+				reg["fake"][1].RawSize, reg["fake"][1].RawSHA256 = int64(len(b)), sum(b)
+			}
+			_, err := reg.LoadIDX(dir, "fake")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
 	t.Run("mnist hint", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := LoadMNIST(dir)

@@ -149,6 +149,9 @@ func (r Registry) loadWikiText2(dir string) (*Corpus, error) {
 		if *split.ids, err = v.words(b); err != nil {
 			return nil, &fileError{dataset: WikiText2, path: d.Path, msg: err.Error()}
 		}
+		if len(*split.ids) == 0 {
+			return nil, &fileError{dataset: WikiText2, path: d.Path, msg: "no tokens: the " + split.name + " split is empty"}
+		}
 	}
 	c.Vocab = v.list
 	return c, nil

@@ -162,6 +162,12 @@ func TestLoadWikiText2(t *testing.T) {
 				t.Errorf("missing train split: error %v, want %q", err, want)
 			}
 
+			write(names[0], "") // no sum registered, but an empty split is refused
+			_, err = reg.loadWikiText2(dir)
+			if want := filepath.Join(dir, names[0]) + ": no tokens: the train split is empty"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("empty train split: error %v, want %q", err, want)
+			}
+
 			write(names[0], " a b \n = x = \n") // no sum registered: not verified
 			c, err := reg.loadWikiText2(dir)
 			if err != nil {

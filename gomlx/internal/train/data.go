@@ -141,10 +141,18 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 		v := len(c.Vocab)
 		train = &Split{Tokens: c.Train[:p.NTrain], Labels: v}
 		if len(c.Valid) > 0 { // --test-limit makes each epoch's validation cheaper too
-			val = &Split{Tokens: limit(c.Valid, p.Options.TestLimit), Labels: v}
+			ts, err := limit(c.Valid, p.Options.TestLimit, "validation")
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			val = &Split{Tokens: ts, Labels: v}
 		}
 		if len(c.Test) > 0 {
-			test = &Split{Tokens: limit(c.Test, p.Options.TestLimit), Labels: v}
+			ts, err := limit(c.Test, p.Options.TestLimit, "test")
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			test = &Split{Tokens: ts, Labels: v}
 			p.NTest = len(test.Tokens)
 		}
 		return train, val, test, nil
@@ -158,7 +166,9 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 	if test, err = imageSplit(ds.TestX, ds.TestY, ds, m.Conv); err != nil {
 		return nil, nil, nil, err
 	}
-	if n := p.Options.TestLimit; n > 0 && n < test.N() { // --test-limit
+	if n := p.Options.TestLimit; n > test.N() {
+		return nil, nil, nil, fmt.Errorf("--test-limit %d: the test split has %d examples: give at most that, or 0 for all", n, test.N())
+	} else if n > 0 { // --test-limit
 		test.X, test.Y = test.X[:n*test.Dim], test.Y[:n]
 	}
 	p.NTest = test.N()
@@ -176,13 +186,16 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 	return train, val, test, nil
 }
 
-// limit returns the first n tokens of t, or all of them when n is 0 or
-// beyond its end.
-func limit(t []int, n int) []int {
-	if n > 0 && n < len(t) {
-		return t[:n]
+// limit returns the first n tokens of t (split names it for --test-limit),
+// or all of them when n is 0; n beyond its end is an error.
+func limit(t []int, n int, split string) ([]int, error) {
+	if n > len(t) {
+		return nil, fmt.Errorf("--test-limit %d: the %s split has %d tokens: give at most that, or 0 for all", n, split, len(t))
 	}
-	return t
+	if n > 0 {
+		return t[:n], nil
+	}
+	return t, nil
 }
 
 // Perm is the order of the training examples in epoch e (1-based): a fresh

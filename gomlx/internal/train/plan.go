@@ -256,8 +256,11 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	if o.Batch == 0 {
 		o.Batch = m.Batch
 	}
+	if o.Limit > n {
+		return nil, fmt.Errorf("--limit %d: the training split has %d (examples, or tokens for a text): give at most that, or 0 for all", o.Limit, n)
+	}
 	if o.Limit > 0 {
-		n = min(n, o.Limit)
+		n = o.Limit
 	}
 	p := &Plan{Options: o, Direction: Direction{Kind: "qhm", Momentum: 0.9, Nu: 1, WeightDecay: m.WD, DecayAll: m.DecayAll, Clip: m.Clip},
 		BPTT: m.BPTT, Augment: m.Conv}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -446,6 +447,23 @@ func TestSplitsLimits(t *testing.T) {
 	}
 	if tr.N() != 300 || test.N() != 70 || len(test.X) != 70*test.Dim || p.NTest != 70 {
 		t.Errorf("images: train %d test %d (%d floats, plan %d), want 300 70", tr.N(), test.N(), len(test.X), p.NTest)
+	}
+
+	// Beyond a split's end: an error naming the flag and the size, not a
+	// silent cut to what there is.
+	o.Limit = img.NTrain() + 1
+	if _, err := NewPlan(o, img.NTrain()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--limit %d: the training split has %d", img.NTrain()+1, img.NTrain())) {
+		t.Errorf("--limit beyond the training split: %v", err)
+	}
+	o.Limit, o.TestLimit = 300, img.Images.TestX.N+1
+	p, _ = NewPlan(o, img.NTrain())
+	if _, _, _, err := Splits(img, p); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--test-limit %d: the test split has %d examples", o.TestLimit, img.Images.TestX.N)) {
+		t.Errorf("--test-limit beyond the test split: %v", err)
+	}
+	o = Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 35}
+	p, _ = NewPlan(o, src.NTrain())
+	if _, _, _, err := Splits(src, p); err == nil || !strings.Contains(err.Error(), "--test-limit 35: the validation split has 30 tokens") {
+		t.Errorf("--test-limit beyond the text's validation split: %v", err)
 	}
 }
 
