@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -709,5 +710,37 @@ func TestLoopRollbackSources(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("a rollback puts back %v, want %v", got, want)
+	}
+}
+
+// TestLoopFloat64Model: a model with float64 parameters and loss runs in a
+// train.Loop with a searching scheduler and with a plain one: the trials'
+// and the update's results are read in the model's dtype.
+func TestLoopFloat64Model(t *testing.T) {
+	net := func(scope *model.Scope, x *Node) *Node {
+		x = ConvertDType(x, dtypes.Float64)
+		w := scope.WithInitializer(Zeros).VariableWithShape("w", shapes.Make(dtypes.Float64, 4, 3)).NodeValue(x.Graph())
+		return MatMul(x, w)
+	}
+	for _, search := range []bool{false, true} {
+		store := model.NewStore()
+		opt, err := NewOptimizer(store, Config{LR: 0.05, Beta: 0.9, Nu: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loop := train.NewLoop(NewTrainer(gobackend.GetBackend(), store, net, meanCE, opt, nil, nil))
+		var s schedule.Scheduler = testSASAPlus(t, 0.05)
+		if search {
+			s = testSALSAAlong(t, 0.05, 0, schedule.AlongG)
+		}
+		if err := opt.Attach(loop, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(3, 3)), n: 16}, 3); err != nil {
+			t.Fatalf("search %v: %v", search, err)
+		}
+		if s.Step() != 3 {
+			t.Errorf("search %v: scheduler at step %d, want 3", search, s.Step())
+		}
 	}
 }

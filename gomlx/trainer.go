@@ -304,20 +304,31 @@ func (t *Trainer) ZeroState(n int) (*tensors.Tensor, error) {
 
 // ---- host side ----
 
+// scalar reads a scalar result as float64 (see [sum]).
 func scalar(tt *tensors.Tensor) float64 {
-	v := float64(tensors.ToScalar[float32](tt))
-	tt.FinalizeAll()
-	return v
+	return sum(tt)
 }
 
-// sum adds the per-tensor values in float64, in parameter order.
+// sum adds the per-tensor values in float64, in parameter order. The
+// graphs compute them in the model's dtype: float32 or float64.
 func sum(tt *tensors.Tensor) float64 {
 	var s float64
-	tensors.MustConstFlatData(tt, func(flat []float32) {
-		for _, v := range flat {
-			s += float64(v)
-		}
-	})
+	switch dt := tt.DType(); dt {
+	case dtypes.Float32:
+		tensors.MustConstFlatData(tt, func(flat []float32) {
+			for _, v := range flat {
+				s += float64(v)
+			}
+		})
+	case dtypes.Float64:
+		tensors.MustConstFlatData(tt, func(flat []float64) {
+			for _, v := range flat {
+				s += v
+			}
+		})
+	default:
+		panic(fmt.Errorf("salsagomlx: a step's statistics are %s: the model's parameters and loss must be float32 or float64", dt))
+	}
 	tt.FinalizeAll()
 	return s
 }
