@@ -17,6 +17,7 @@ import (
 	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/gomlx/models"
 	"github.com/salsaopt/salsa/gomlx/ops"
+	"github.com/salsaopt/salsa/schedule"
 )
 
 // hostMethods are package direction's LRAware methods, each built for T.
@@ -277,5 +278,30 @@ func TestHostSnapshotBatchNorm(t *testing.T) {
 	la, aa := eval(a)
 	if la != lb || aa != ab {
 		t.Errorf("restored trainer evaluates to (%v, %v), the original to (%v, %v)", lb, ab, la, aa)
+	}
+}
+
+// TestHostRefusesRollback: a scheduler that rolls the parameters back is
+// refused by a Host trainer before its first step, with the scheduler left
+// at step 0 (before, the refusal came at the first Save, after End).
+func TestHostRefusesRollback(t *testing.T) {
+	const in, out, n = 5, 3, 8
+	tr, err := New(gobackend.GetBackend(), model.NewStore(), models.Logreg(out), Config{LR: 1, Direction: Host,
+		Host: &HostConfig{New: hostMethods[float32]()["dog"]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schedule.NewTail(schedule.TailConfig{Steps: 100, Fraction: 0.2, FromSwitch: true, Probe: true, ProbeEarly: true, ProbeRollback: true},
+		testSALSAAlong(t, 0.01, 0, schedule.AlongG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, y := randBatch(rand.New(rand.NewPCG(1, 1)), n, in, out)
+	x, yt := tensorsOf(X, y, in)
+	if _, _, err := tr.Run(s, x, yt); err == nil || !strings.Contains(err.Error(), "rolls the parameters back") {
+		t.Errorf("Run: %v, want the refusal", err)
+	}
+	if s.Step() != 0 {
+		t.Errorf("scheduler at step %d, want 0", s.Step())
 	}
 }

@@ -121,6 +121,12 @@ func (t *Trainer) checkVal(s schedule.Scheduler) error {
 		return fmt.Errorf("salsagomlx: scheduler %s asks for the validation loss after some steps (TailConfig.ProbeVal): "+
 			"give the Trainer a way to evaluate it with SetValLoss", s.Name())
 	}
+	if rb, ok := s.(interface{ RollsBack() bool }); ok && rb.RollsBack() && t.cfg.Direction == Host {
+		// refused before the step, not at the first Save, when s has
+		// already moved on
+		return fmt.Errorf("salsagomlx: scheduler %s rolls the parameters back (TailConfig.ProbeRollback), "+
+			"and the Host direction's own state (the averages) cannot be rolled back", s.Name())
+	}
 	return nil
 }
 

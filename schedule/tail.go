@@ -334,6 +334,12 @@ func (t *Tail) LR() float64 {
 // [TailConfig.ProbeVal].
 func (t *Tail) AsksVal() bool { return t.cfg.ProbeVal }
 
+// RollsBack reports whether End may ask the caller to copy the parameters
+// and put them back ([Result.Save], [Result.Rollback]): with
+// [TailConfig.ProbeRollback]. A caller that cannot refuses such a
+// scheduler before its first step.
+func (t *Tail) RollsBack() bool { return t.cfg.ProbeRollback }
+
 // waiting returns an error while a step waits for its validation loss.
 func (t *Tail) waiting(what string) error {
 	if t.wait.on {
