@@ -744,3 +744,56 @@ func TestLoopFloat64Model(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopDropBetweenSteps: a -val scheduler's Validate drops the rate
+// between steps; Optimizer.Apply sets α and zeroes the momentum, and the
+// next step runs at the new rate (without Apply, AfterStep refuses it).
+func TestLoopDropBetweenSteps(t *testing.T) {
+	for _, apply := range []bool{true, false} {
+		store, opt, loop := probeLoop(t)
+		s, err := schedule.NewWithValidation(testSASAPlus(t, 0.05), schedule.ValidationConfig{Patience: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Attach(loop, s); err != nil {
+			t.Fatal(err)
+		}
+		var dropped schedule.Result
+		loop.OnStep("validate", HookPriority+1, func(l *train.Loop, _ []*tensors.Tensor) error {
+			if l.LoopStep != 1 {
+				return nil
+			}
+			if _, err := s.Validate(1); err != nil {
+				return err
+			}
+			res, err := s.Validate(2) // not better: a drop
+			if err != nil {
+				return err
+			}
+			dropped = res
+			if apply {
+				return opt.Apply(res)
+			}
+			return nil
+		})
+		_, err = loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(3, 3)), n: 16}, 4)
+		lr0, tau := 0.05, 0.1
+		want := lr0 * tau // in float64, as the drop computes it
+		if dropped.NextLR != want || !dropped.ResetMomentum {
+			t.Fatalf("the validation drop: NextLR %v, reset %v; want %v with a momentum reset", dropped.NextLR, dropped.ResetMomentum, want)
+		}
+		if !apply {
+			if err == nil || !strings.Contains(err.Error(), "0.005") {
+				t.Errorf("without Apply: err = %v, want AfterStep's refusal naming the new rate", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opt.LR() != want || s.Step() != 4 {
+			t.Errorf("after the drop: α %v at step %d, want %v at 4", opt.LR(), s.Step(), want)
+		}
+		_ = store
+	}
+}

@@ -124,6 +124,23 @@ func (o *Optimizer) SetLR(lr float64) error { return o.t.SetLR(lr) }
 // count), as after a learning-rate drop.
 func (o *Optimizer) ResetMomentum() error { return o.t.ResetMomentum() }
 
+// Apply applies a Result made between steps, by the Validate of a
+// [schedule.Validator] (a -val method, Plateau): α = res.NextLR, and the
+// momentum zeroed when res.ResetMomentum. A drop there is not seen by
+// AfterStep, which sets α after each step only: without Apply the next
+// step runs at the old rate, and AfterStep refuses it.
+func (o *Optimizer) Apply(res schedule.Result) error {
+	if res.NextLR > 0 {
+		if err := o.SetLR(res.NextLR); err != nil {
+			return err
+		}
+	}
+	if res.ResetMomentum {
+		return o.ResetMomentum()
+	}
+	return nil
+}
+
 // SetValLoss gives the optimizer the validation loss at the current
 // parameters, for a scheduler that asks for it ([Trainer.SetValLoss]):
 // AfterStep calls f when the scheduler asks, between the step and the next.
@@ -218,6 +235,10 @@ func (o *Optimizer) Clear(_ *model.Scope) error {
 // continues where the saved one stopped; the learning rate is then the
 // restored scheduler's. From then on the parameter holds s, whose snapshot
 // is written with every checkpoint.
+//
+// Drops between steps: the hook sets α after each step from its Result; a
+// Result made between steps, by the Validate of a -val method or Plateau,
+// is applied with [Optimizer.Apply].
 //
 // Step numbers: the k of [schedule.Result] and of its events counts the
 // updates made, so it is the trainer's GlobalStep after the step, which is
