@@ -35,8 +35,10 @@ const HookPriority train.Priority = -1000
 
 // Optimizer is the direction of a [Config] (statopt's QHM, or Adam) as a
 // GoMLX optimizer.Interface, for use with train.Trainer and train.Loop, and
-// the host side that lets a non-searching [schedule.Scheduler] (SASA+, and
-// the baselines that need no line search) set its learning rate.
+// the host side that lets a [schedule.Scheduler] set its learning rate: a
+// non-searching one (SASA+, and the baselines that need no line search)
+// with any train.Trainer, a searching one (SSLS, SALSA) with a trainer from
+// [NewTrainer], which lets the line search evaluate the step's batch.
 //
 // Each step, [Optimizer.UpdateGraph] computes in the graph
 // g_k = ∇f + wd·x, d_k, x_{k+1} = x_k − α·d_k, and stores into scalar and

@@ -27,9 +27,11 @@
 // carries that state from one batch to the next and [Trainer.ResetState]
 // zeroes it (at the start of an epoch).
 //
-// An [Optimizer] is the same direction as a GoMLX optimizer.Interface, for an
-// existing train.Trainer and train.Loop driven by a scheduler that runs no
-// line search (SASA+ and the baselines); see [Optimizer.Attach].
+// An [Optimizer] is the same direction as a GoMLX optimizer.Interface, for a
+// train.Loop driven by a scheduler: with GoMLX's train.NewTrainer, one that
+// runs no line search (SASA+ and the baselines); with this package's
+// [NewTrainer], any (SSLS and SALSA search on the step's batch); see
+// [Optimizer.Attach].
 //
 // All graphs are built with the store in training mode: the Go backend embeds
 // variables as constants in non-training graphs, which would freeze them.
