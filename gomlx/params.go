@@ -48,7 +48,9 @@ func init() {
 // (see [ParamDirection] and the other Param constants, and GoMLX's
 // "learning_rate", "adam_beta1", "adam_beta2", "adam_epsilon"): a parameter
 // the store does not set keeps c's value. It fails on a value of the wrong
-// type or out of range.
+// type or out of range, and on a parameter of the other direction
+// (salsa_momentum or salsa_nu with adam, GoMLX's adam_* with qhm), which
+// would be ignored.
 func (c Config) FromStore(store *model.Store) (cfg Config, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -67,6 +69,16 @@ func (c Config) FromStore(store *model.Store) (cfg Config, err error) {
 		}
 	default:
 		return c, fmt.Errorf("salsagomlx: %s = %q: must be \"qhm\" or \"adam\"", ParamDirection, d)
+	}
+	// A parameter of the other direction would be accepted and ignored.
+	other := []string{optimizer.ParamAdamBeta1, optimizer.ParamAdamBeta2, optimizer.ParamAdamEpsilon}
+	if c.Direction == Adam {
+		other = []string{ParamMomentum, ParamNu}
+	}
+	for _, k := range other {
+		if _, set := s.GetParam(k); set {
+			return c, fmt.Errorf("salsagomlx: %s is set, but %s = %q does not use it", k, ParamDirection, c.Direction.String())
+		}
 	}
 	c.Beta = model.GetParamOr(s, ParamMomentum, c.Beta)
 	c.Nu = model.GetParamOr(s, ParamNu, c.Nu)

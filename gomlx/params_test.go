@@ -39,8 +39,19 @@ func TestFromStoreAndRegistry(t *testing.T) {
 	}
 
 	store.SetParam(ParamDirection, "adam")
-	if cfg, err := DefaultConfig().FromStore(store); err != nil || cfg.Direction != Adam || cfg.Beta2 != 0.999 {
+	// salsa_momentum is QHM's: with adam it would be ignored
+	if _, err := DefaultConfig().FromStore(store); err == nil || !strings.Contains(err.Error(), `salsa_momentum is set, but salsa_direction = "adam" does not use it`) {
+		t.Errorf("adam with salsa_momentum set: %v", err)
+	}
+	adam := model.NewStore()
+	adam.SetParams(map[string]any{optimizer.ParamLearningRate: 0.05, ParamDirection: "adam"})
+	if cfg, err := DefaultConfig().FromStore(adam); err != nil || cfg.Direction != Adam || cfg.Beta2 != 0.999 {
 		t.Errorf("adam: %+v, %v", cfg, err)
+	}
+	adam.SetParam(ParamDirection, "qhm")
+	adam.SetParam(optimizer.ParamAdamBeta1, 0.5)
+	if _, err := DefaultConfig().FromStore(adam); err == nil || !strings.Contains(err.Error(), "adam_beta1 is set") {
+		t.Errorf("qhm with adam_beta1 set: %v", err)
 	}
 	store.SetParam(ParamDirection, "sgd")
 	if _, err := DefaultConfig().FromStore(store); err == nil || !strings.Contains(err.Error(), ParamDirection) {
