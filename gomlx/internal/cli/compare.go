@@ -100,6 +100,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *methods == "" {
 		return usageError(fs, "--methods is required; the methods are "+strings.Join(train.Methods, ", "))
 	}
+	if cfg.Mirror != "" && !cfg.Download {
+		return fmt.Errorf("--mirror %s: is used only with --download", cfg.Mirror)
+	}
 	var err error
 	if cfg.Methods, err = splitList("methods", *methods); err != nil {
 		return err
@@ -119,7 +122,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--hold-out %v: must be in (0, 1)", cfg.HoldOut)
 	case cfg.MaxSteps < 0:
 		return fmt.Errorf("--max-steps %d: must be ≥ 0", cfg.MaxSteps)
-	case cfg.LR0 < 0 || math.IsInf(cfg.LR0, 0) || math.IsNaN(cfg.LR0):
+	case given["lr0"] && (!(cfg.LR0 > 0) || math.IsInf(cfg.LR0, 0)): // 0 inside means not given
 		return fmt.Errorf("--lr0 %v: must be finite and > 0", cfg.LR0)
 	case given["start-lr0s"] && *grid == "":
 		return fmt.Errorf("--start-lr0s %s: sets the rates of the methods not tuned by --grid: give --grid, or --lr0s %s", *startLR0s, *startLR0s)
@@ -154,6 +157,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		cfg.SweepKey = k
 	}
 	cfg.Sets = sets.pairs()
+	for _, kv := range cfg.Sets {
+		if kv[0] == "val_fraction" { // one held-out split for every run that needs one
+			return fmt.Errorf("--set val_fraction=%s: salsa compare holds out --hold-out (%v) of the training examples for every run that needs a validation split: give --hold-out %s", kv[1], cfg.HoldOut, kv[1])
+		}
+	}
 	if !simdBuild {
 		fmt.Fprintln(stderr, "warning: this salsa binary was built without GOEXPERIMENT=simd: GoMLX's kernels run about 17× slower")
 	}

@@ -363,6 +363,10 @@ func TestCompareFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--methods", "salsa,nope"}, 1, `--methods salsa,nope: unknown method "nope"; the methods are ` + strings.Join(train.Methods, ", ")},
 		{[]string{"--methods", "salsa,salsa"}, 1, "salsa is listed twice"},
+		{[]string{"--methods", "salsa-val", "--hold-out", "0.2", "--set", "val_fraction=0.3"}, 1, "--set val_fraction=0.3: salsa compare holds out --hold-out (0.2)"},
+		{[]string{"--methods", "salsa,sasa+", "--grid", "sasa+", "--lr0s", "0.01,0.1", "--lr0", "0"}, 1, "--lr0 0: must be finite and > 0"},
+		{[]string{"--methods", "salsa", "--mirror", "http://x"}, 1, "--mirror http://x: is used only with --download"},
+		{[]string{"--methods", "salsa", "--sweep", "delta=0.01,0.01"}, 1, "would share the directory"},
 		{[]string{}, 2, "--methods is required; the methods are salsa"},
 		{[]string{"--methods", "salsa", "--seeds", "0"}, 1, "--seeds 0: must be ≥ 1"},
 		{[]string{"--methods", "salsa", "--lr0s", "0.01,x"}, 1, `--lr0s 0.01,x: "x": each rate must be a finite number > 0`},

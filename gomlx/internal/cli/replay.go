@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/salsaopt/salsa/replay"
@@ -126,14 +128,27 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--lr0 %v: %w", *lr0, err)
 		}
 	}
+	sched, _ := replay.Scheduler(m)
 	for _, kv := range sets.pairs() {
 		if err := cfg.Set(kv[0], kv[1]); err != nil {
 			return err
 		}
+		if !schedule.KeyApplies(kv[0], sched) {
+			return fmt.Errorf("--set %s does nothing for --method %s", kv[0], m)
+		}
 	}
-	sched, _ := replay.Scheduler(m)
 	s, err := schedule.New(sched, cfg)
 	if err != nil {
+		// a value out of range: named by the key typed, not the Go field
+		var fe *schedule.FieldError
+		if errors.As(err, &fe) {
+			keys := schedule.KeysFor(sched, fe.Field)
+			for _, kv := range slices.Backward(sets.pairs()) {
+				if slices.Contains(keys, kv[0]) {
+					return fmt.Errorf("--set %s=%s: %s", kv[0], kv[1], fe.Want)
+				}
+			}
+		}
 		return err
 	}
 	var vals []replay.Validation

@@ -118,7 +118,8 @@ func TestReplayErrors(t *testing.T) {
 	}{
 		{[]string{"replay"}, 2, "--run or --trace is required"},
 		{[]string{"replay", "--trace", "/nonexistent.csv"}, 1, "/nonexistent.csv"},
-		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "theta=2"}, 1, "SASAPlusConfig.Theta = 2: must be in (0, 1]"},
+		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "theta=2"}, 1, "--set theta=2: must be in (0, 1]"},
+		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "zeta=0.1"}, 1, "--set zeta does nothing for --method"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "bogus=1"}, 1, "--set bogus: unknown key"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz", "--config", r + ".meta.json", "--set", "nmin=x"}, 1, "--set nmin=x: not an integer"},
 		{[]string{"replay", "--trace", r + ".trace.csv.gz"}, 1, "--n and --batch are required"},

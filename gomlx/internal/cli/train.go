@@ -64,8 +64,8 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 		case "epochs":
 			epochsSet = true
 			return
-		case "out", "resume", "max-steps", "data", "download", "mirror", "no-plots":
-			return
+		case "out", "resume", "max-steps", "data", "download", "mirror", "no-plots", "cpuprofile":
+			return // where and how this invocation runs, not the run's settings
 		case "dataset":
 			given, run = o.Dataset, ro.Dataset
 		case "model":
@@ -109,8 +109,8 @@ func resumeFlags(fs *flag.FlagSet, o train.Options, drops intList, sets setFlags
 		return nil
 	}
 	done := len(ck.Epochs)
-	if o.Epochs < done {
-		return fmt.Errorf("--resume --epochs %d: the run in %s has completed %d epochs already (give ≥ %d)", o.Epochs, out, done, done)
+	if o.Epochs < max(done, 1) {
+		return fmt.Errorf("--resume --epochs %d: the run in %s has completed %d epochs already (give ≥ %d)", o.Epochs, out, done, max(done, 1))
 	}
 	fmt.Fprintf(stderr, "salsa train: --epochs %d: the run goes on to epoch %d (it was set to %d)\n", o.Epochs, o.Epochs, ro.Epochs)
 	switch {
@@ -142,7 +142,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		"the learning-rate-free and schedule-free peers default to their authors' lr (below), adam-warmup to Adam's 1e-3; --lr0 replaces these")
 	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
 	fs.IntVar(&o.Batch, "batch", 0, "mini-batch size (0: the model's default: 128 for images, 32 for lstm, 20 for lstm-paper)")
-	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles of an image set, and of the model's initial weights, dropout and augmentation")
 	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, else gomlx), gomlx or native")
 	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
 	fs.IntVar(&o.Limit, "limit", 0, "train on the first `N` training examples (tokens for a text) only, for a quick try (0: all)")
@@ -180,6 +180,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if *maxSteps < 0 {
 		return fmt.Errorf("--max-steps %d: must be ≥ 0", *maxSteps)
+	}
+	if *mirror != "" && !*download {
+		return fmt.Errorf("--mirror %s: is used only with --download", *mirror)
 	}
 	if !simdBuild {
 		fmt.Fprintln(stderr, "warning: this salsa binary was built without GOEXPERIMENT=simd: GoMLX's kernels run about 17× slower (build with GOEXPERIMENT=simd and Go 1.27)")
@@ -298,8 +301,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if res.Interrupted {
 			why = "interrupted"
 		}
-		fmt.Fprintf(stdout, "stopped (%s): steps=%d lr=%s seconds=%.1f; checkpoint, logs and figures in %s (continue with: salsa train --resume --out %s)\n",
-			why, res.Steps, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Seconds, *out, *out)
+		what := "checkpoint, logs and figures"
+		if *noPlots {
+			what = "checkpoint and logs"
+		}
+		fmt.Fprintf(stdout, "stopped (%s): steps=%d lr=%s seconds=%.1f; %s in %s (continue with: salsa train --resume --out %s)\n",
+			why, res.Steps, strconv.FormatFloat(res.LR, 'g', 6, 64), res.Seconds, what, *out, *out)
 		return nil
 	}
 	metric := fmt.Sprintf("test_acc=%.4f", res.TestAcc)

@@ -125,6 +125,7 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"train", "--out", dir, "--set", "tau=7"}, 1, "salsa train: --set tau=7: must be in (0, 1)\n"},
 		{[]string{"train", "--out", dir, "--engine", "native", "--model", "mlp"}, 1, "--engine native: only --model logreg"},
 		{[]string{"train", "--out", dir, "--max-steps", "-3"}, 1, "--max-steps -3: must be ≥ 0"},
+		{[]string{"train", "--out", dir, "--mirror", "http://x"}, 1, "--mirror http://x: is used only with --download"},
 		{[]string{"train", "--resume", "--out", filepath.Join(dir, "none")}, 1, "--resume"},
 		{[]string{"train", "--out", dir, "--data", filepath.Join(dir, "nodata")}, 1, "nodata"},
 		{[]string{"train", "--out", dir, "--max-steps", "1", "--cpuprofile", filepath.Join(dir, "no", "cpu.pprof")}, 1, "--cpuprofile " + filepath.Join(dir, "no", "cpu.pprof") + ": open"},
@@ -213,5 +214,25 @@ func TestResumeFlags(t *testing.T) {
 	code, _, errs = run(t, "train", "--resume", "--out", b, "--epochs", "1")
 	if code != 1 || !strings.Contains(errs, "has completed 2 epochs already (give ≥ 2)") {
 		t.Errorf("--resume --epochs 1 after 2: exit %d, %q", code, errs)
+	}
+	// A CPU profile is not a setting of the run: a resumed run takes one.
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	if code, _, errs = run(t, "train", "--resume", "--out", b, "--epochs", "3", "--cpuprofile", prof, "--no-plots"); code != 0 {
+		t.Errorf("--resume --cpuprofile: exit %d, %q", code, errs)
+	} else if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("--resume --cpuprofile wrote no profile: %v", err)
+	}
+	// A run stopped before its first epoch: --epochs 0 is refused, and
+	// run.json keeps its length.
+	c := t.TempDir()
+	if code, _, errs = run(t, append(common, "--epochs", "1", "--max-steps", "1", "--out", c)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs = run(t, "train", "--resume", "--out", c, "--epochs", "0")
+	if code != 1 || !strings.Contains(errs, "has completed 0 epochs already (give ≥ 1)") {
+		t.Errorf("--resume --epochs 0 before the first epoch: exit %d, %q", code, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(c, "run.json")); err != nil || json.Unmarshal(b, &rj) != nil || rj.Plan.Options.Epochs != 1 {
+		t.Errorf("run.json after the refused --epochs 0: epochs %d (%v)", rj.Plan.Options.Epochs, err)
 	}
 }

@@ -268,10 +268,18 @@ func NewGrid(cfg Config) (*Grid, error) {
 			}
 		}
 	}
+	dirs := map[string]*Job{}
 	for _, j := range g.Jobs {
 		if err := j.Opts.Validate(); err != nil {
 			return nil, err
 		}
+		// Two runs in one directory would overwrite each other's logs
+		// (a --sweep value given twice, say).
+		if o := dirs[j.Dir]; o != nil {
+			return nil, fmt.Errorf("runs %s and %s would share the directory %s: is a value listed twice (--sweep %s=%s)?",
+				o.Row.Name, j.Row.Name, j.Dir, cfg.SweepKey, strings.Join(cfg.SweepVals, ","))
+		}
+		dirs[j.Dir] = j
 	}
 	return g, nil
 }

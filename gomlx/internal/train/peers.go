@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -180,6 +181,16 @@ func setBudget(cfg *schedule.Config, sched string, p *Plan) {
 // engine (every model) as a salsagomlx.Host direction.
 func checkPeer(p *Plan) error {
 	d, o := p.Direction, p.Options
+	if d.Kind == "adam" { // adam-warmup: checked here, before the data load, by the --set keys
+		switch {
+		case !(d.AdamBeta1 >= 0 && d.AdamBeta1 < 1):
+			return fmt.Errorf("--set adam_beta1=%v: must be in [0, 1)", d.AdamBeta1)
+		case !(d.AdamBeta2 >= 0 && d.AdamBeta2 < 1):
+			return fmt.Errorf("--set adam_beta2=%v: must be in [0, 1)", d.AdamBeta2)
+		case !(d.AdamEps > 0) || math.IsInf(d.AdamEps, 0):
+			return fmt.Errorf("--set adam_eps=%v: must be finite and > 0", d.AdamEps)
+		}
+	}
 	if !lrAware(d.Kind) {
 		return nil
 	}

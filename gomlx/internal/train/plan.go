@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/salsaopt/salsa/data"
@@ -230,6 +231,10 @@ func SetKeys() map[string]string {
 		m[k] = v
 	}
 	for _, k := range schedule.Keys() {
+		switch k {
+		case "lr0", "drop_steps": // salsa train's flags --lr0 and --drops set them
+			continue
+		}
 		m[k] = schedule.KeyHelp(k)
 	}
 	return m
@@ -299,8 +304,8 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			p.Direction.DecayAll = v == "all"
 			continue
 		}
-		var f float64
-		if _, err := fmt.Sscan(v, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64) // the whole value: 0.5abc is not 0.5
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("--set %s=%s: not a finite number", k, v)
 		}
 		switch k {
