@@ -85,7 +85,22 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 	if err := t.store.DeleteVariablesInScope(candScope); err != nil {
 		return err
 	}
-	return t.store.DeleteVariablesInScope(keptScope)
+	if err := t.store.DeleteVariablesInScope(keptScope); err != nil {
+		return err
+	}
+	// A resumed store's loader (a GoMLX checkpoint.Handler) may still hold
+	// copies no graph has loaded, which DeleteVariablesInScope does not
+	// see and every later checkpoint would save again.
+	if l := t.store.Loader(); l != nil {
+		for _, v := range src {
+			for _, sc := range []string{candScope, keptScope} {
+				if err := l.DeleteVariable(t.store, sc+v.Path()); err != nil {
+					return fmt.Errorf("salsagomlx: step %d: releasing the copies: %w", res.Step, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // copyInto copies, for each variable v of src, the value at path

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -417,6 +418,47 @@ func TestConfigErrors(t *testing.T) {
 	for _, lr := range []float64{1e39, 1e-46} {
 		if err := tr.SetLR(lr); err == nil || !strings.Contains(err.Error(), "outside float32's range") || tr.LR() != 1 {
 			t.Errorf("SetLR(%v): err %v, LR %v; want the range error and LR 1", lr, err, tr.LR())
+		}
+	}
+}
+
+// recLoader is a model.Loader that holds nothing and records deletions.
+type recLoader struct{ deleted []string }
+
+func (l *recLoader) LoadVariable(*model.Store, string) (*tensors.Tensor, bool) { return nil, false }
+func (l *recLoader) DeleteVariable(_ *model.Store, p string) error {
+	l.deleted = append(l.deleted, p)
+	return nil
+}
+
+// TestReleaseTellsTheLoader: a release deletes the copies from the store's
+// loader too, which after a resume may hold copies no graph has loaded (a
+// GoMLX checkpoint.Handler would save them again with every checkpoint).
+func TestReleaseTellsTheLoader(t *testing.T) {
+	const in, out, n = 5, 3, 8
+	store := model.NewStore()
+	tr, err := New(gobackend.GetBackend(), store, models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, y := randBatch(rand.New(rand.NewPCG(1, 2)), n, in, out)
+	x, yt := tensorsOf(X, y, in)
+	if _, err := tr.Step(x, yt); err != nil {
+		t.Fatal(err)
+	}
+	l := &recLoader{}
+	store.SetLoader(l)
+	if err := tr.keepOrRollback(schedule.Result{Step: 1, Save: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.keepOrRollback(schedule.Result{Step: 2, Release: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range tr.keptSources() {
+		for _, sc := range []string{candScope, keptScope} {
+			if !slices.Contains(l.deleted, sc+v.Path()) {
+				t.Errorf("the loader was not told to delete %s", sc+v.Path())
+			}
 		}
 	}
 }
