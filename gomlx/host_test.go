@@ -8,15 +8,11 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/gobackend"
-	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/layers"
-	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/gomlx/models"
-	"github.com/salsaopt/salsa/gomlx/ops"
 	"github.com/salsaopt/salsa/schedule"
 )
 
@@ -226,11 +222,7 @@ func TestHostSnapshot(t *testing.T) {
 // BeginEval failed on the parameter count.
 func TestHostSnapshotBatchNorm(t *testing.T) {
 	const in, out, n = 5, 3, 8
-	net := func(scope *model.Scope, x *Node) *Node {
-		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
-		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
-		return layers.DenseWithBias(scope.In("out"), x, out)
-	}
+	net := bnNet(out, 0)
 	newHost := func() *Trainer {
 		tr, err := New(gobackend.GetBackend(), model.NewStore(), net, Config{LR: 1e-3, Direction: Host,
 			Host: &HostConfig{New: hostMethods[float32]()["schedule-free-adamw"]}})

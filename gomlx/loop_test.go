@@ -358,12 +358,7 @@ func TestLoopTrialAtZeroIsTheLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := func(scope *model.Scope, x *Node) *Node {
-		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
-		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
-		x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.3))
-		return layers.DenseWithBias(scope.In("out"), x, 3)
-	}
+	net := bnNet(3, 0.3)
 	trainer := NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
 	loop := train.NewLoop(trainer)
 	p := &probe{lr: 0.05}
@@ -588,12 +583,7 @@ func TestLoopNaNBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		net := func(scope *model.Scope, x *Node) *Node {
-			x = layers.DenseWithBias(scope.In("hidden"), x, 8)
-			x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
-			x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.3))
-			return layers.DenseWithBias(scope.In("out"), x, 3)
-		}
+		net := bnNet(3, 0.3)
 		trainer := NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
 		loop := train.NewLoop(trainer)
 		s := realSched(t, method, 640, 16, 0.05)
@@ -690,11 +680,7 @@ func TestLoopRollbackSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := func(scope *model.Scope, x *Node) *Node {
-		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
-		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
-		return layers.DenseWithBias(scope.In("out"), x, 3)
-	}
+	net := bnNet(3, 0)
 	loop := train.NewLoop(NewTrainer(gobackend.GetBackend(), store, net, loss.SparseCategoricalCrossEntropyLogits, opt, nil, nil))
 	if err := opt.Attach(loop, testSASAPlus(t, 0.05)); err != nil {
 		t.Fatal(err)
@@ -795,5 +781,19 @@ func TestLoopDropBetweenSteps(t *testing.T) {
 			t.Errorf("after the drop: α %v at step %d, want %v at 4", opt.LR(), s.Step(), want)
 		}
 		_ = store
+	}
+}
+
+// bnNet is a small classifier with batch norm (its running statistics are
+// non-trainable variables) and, with dropout > 0, dropout (it draws from the
+// store's RNG): 8 hidden units, out classes.
+func bnNet(out int, dropout float64) func(*model.Scope, *Node) *Node {
+	return func(scope *model.Scope, x *Node) *Node {
+		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
+		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
+		if dropout > 0 {
+			x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), dropout))
+		}
+		return layers.DenseWithBias(scope.In("out"), x, out)
 	}
 }

@@ -12,12 +12,9 @@ import (
 	"github.com/gomlx/compute/gobackend"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/layers"
-	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/salsaopt/salsa/gomlx/models"
-	"github.com/salsaopt/salsa/gomlx/ops"
 	"github.com/salsaopt/salsa/schedule"
 )
 
@@ -48,12 +45,7 @@ func realSched(t *testing.T, method string, n, b int, lr0 float64) schedule.Sche
 // the searching one (ssls), and the next step runs from finite x.
 func TestRunNaNLoss(t *testing.T) {
 	const in, out, n = 5, 3, 8
-	bnNet := func(scope *model.Scope, x *Node) *Node {
-		x = layers.DenseWithBias(scope.In("hidden"), x, 8)
-		x = activation.Relu(ops.BatchNorm(scope.In("bn"), x, 0.1, 1e-5))
-		x = layers.Dropout(scope, x, Scalar(x.Graph(), x.DType(), 0.3))
-		return layers.DenseWithBias(scope.In("out"), x, out)
-	}
+	bnNet := bnNet(out, 0.3)
 	nets := map[string]func(*model.Scope, *Node) *Node{"logreg": models.Logreg(out), "batchnorm": bnNet}
 	for _, net := range []string{"logreg", "batchnorm"} {
 		for _, dir := range []Direction{QHM, Adam} {
