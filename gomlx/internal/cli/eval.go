@@ -38,7 +38,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return usageError(fs, "--run is required")
 	}
 	if *testLimit < -1 {
-		return usageError(fs, fmt.Sprintf("--test-limit %d: must be ≥ 0, or -1 for the run's own", *testLimit))
+		return fmt.Errorf("--test-limit %d: must be ≥ 0, or -1 for the run's own", *testLimit) // a value out of range: exit 1, as in train
 	}
 	ck, err := train.ReadCheckpoint(*runDir)
 	if err != nil {

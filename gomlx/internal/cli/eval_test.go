@@ -44,7 +44,7 @@ func TestEval(t *testing.T) {
 		want string
 	}{
 		{[]string{"eval"}, 2, "--run is required"},
-		{[]string{"eval", "--run", dir, "--test-limit", "-2"}, 2, "--test-limit -2: must be ≥ 0, or -1"},
+		{[]string{"eval", "--run", dir, "--test-limit", "-2"}, 1, "--test-limit -2: must be ≥ 0, or -1"},
 		{[]string{"eval", "--run", dir + "/none"}, 1, "checkpoint.gob: no such file"},
 	} {
 		if code, _, errs := run(t, c.args...); code != c.code || !strings.Contains(errs, c.want) {

@@ -79,6 +79,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	rows, err := trace.ReadTraceFile(*tracePath)
 	if err != nil {
+		if !strings.Contains(err.Error(), *tracePath) {
+			return fmt.Errorf("--trace %s: %w", *tracePath, err)
+		}
 		return err
 	}
 	if len(rows) == 0 {
