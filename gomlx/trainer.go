@@ -230,7 +230,10 @@ func rngVariable(store *model.Store) (*model.Variable, error) {
 	return v, nil
 }
 
-// LR is the learning rate the next update uses.
+// LR is the learning rate in the trainer's variable: the one the last step
+// used or SetLR set. Run sets it from the scheduler at each step, so after a
+// step that dropped the rate it is the old one until the next Run; the
+// scheduler's LR is the rate the next update uses.
 func (t *Trainer) LR() float64 { return t.lr }
 
 // SetLR sets α for the next updates; it changes a variable, not the graph.
