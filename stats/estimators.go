@@ -75,6 +75,18 @@ func (m VarianceMethod) minN() int {
 	return 2
 }
 
+// checkWindow returns an error if m is unknown or a window of n samples is
+// too short for it: what Std and MeanInterval refuse first.
+func (m VarianceMethod) checkWindow(n int) error {
+	if m != IID && m != BM && m != OLBM {
+		return fmt.Errorf("stats: variance method = %d: must be IID, BM or OLBM", int(m))
+	}
+	if n < m.minN() {
+		return fmt.Errorf("stats: N = %d: %v needs N >= %d", n, m, m.minN())
+	}
+	return nil
+}
+
 // Mean returns the arithmetic mean of w (pairwise summation), NaN if w is empty.
 func Mean(w []float64) float64 { return sum(w) / float64(len(w)) }
 
@@ -126,11 +138,8 @@ func isqrt(n int) int {
 // method's minimum, or w or mean hold NaN or ±Inf.
 func Std(m VarianceMethod, w []float64, mean float64) (std float64, dof int, err error) {
 	n := len(w)
-	if m != IID && m != BM && m != OLBM {
-		return 0, 0, fmt.Errorf("stats: variance method = %d: must be IID, BM or OLBM", int(m))
-	}
-	if n < m.minN() {
-		return 0, 0, fmt.Errorf("stats: N = %d: %v needs N >= %d", n, m, m.minN())
+	if err := m.checkWindow(n); err != nil {
+		return 0, 0, err
 	}
 	if !finite(mean) {
 		return 0, 0, fmt.Errorf("stats: mean = %v: must be finite", mean)

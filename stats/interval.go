@@ -30,11 +30,8 @@ func MeanInterval(w []float64, m VarianceMethod, delta float64) (Interval, error
 		return Interval{}, fmt.Errorf("stats: delta = %v: must be in (0, 1)", delta)
 	}
 	n := len(w)
-	if m != IID && m != BM && m != OLBM {
-		return Interval{}, fmt.Errorf("stats: variance method = %d: must be IID, BM or OLBM", int(m))
-	}
-	if n < m.minN() {
-		return Interval{}, fmt.Errorf("stats: N = %d: %v needs N >= %d", n, m, m.minN())
+	if err := m.checkWindow(n); err != nil {
+		return Interval{}, err
 	}
 	mean := Mean(w)
 	if !finite(mean) {
