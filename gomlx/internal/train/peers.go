@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -181,20 +180,14 @@ func setBudget(cfg *schedule.Config, sched string, p *Plan) {
 // engine (every model) as a salsagomlx.Host direction.
 func checkPeer(p *Plan) error {
 	d, o := p.Direction, p.Options
-	if d.Kind == "adam" { // adam-warmup: checked here, before the data load, by the --set keys
-		switch {
-		case !(d.AdamBeta1 >= 0 && d.AdamBeta1 < 1):
-			return fmt.Errorf("--set adam_beta1=%v: must be in [0, 1)", d.AdamBeta1)
-		case !(d.AdamBeta2 >= 0 && d.AdamBeta2 < 1):
-			return fmt.Errorf("--set adam_beta2=%v: must be in [0, 1)", d.AdamBeta2)
-		case !(d.AdamEps > 0) || math.IsInf(d.AdamEps, 0):
-			return fmt.Errorf("--set adam_eps=%v: must be finite and > 0", d.AdamEps)
-		}
+	var err error
+	switch {
+	case d.Kind == "adam": // adam-warmup: checked here too, before the data load
+		err = direction.AdamConfig{Beta1: d.AdamBeta1, Beta2: d.AdamBeta2, Eps: d.AdamEps}.Validate()
+	case lrAware(d.Kind):
+		_, err = newPeerDirection(d, 1)
 	}
-	if !lrAware(d.Kind) {
-		return nil
-	}
-	if _, err := newPeerDirection(d, 1); err != nil {
+	if err != nil {
 		// Name the --set key, not the Go field.
 		beta1 := "adam_beta1"
 		if d.Kind == "schedule-free-sgd" {
@@ -203,6 +196,7 @@ func checkPeer(p *Plan) error {
 		msg := strings.NewReplacer("direction: ", "", "ScheduleFreeConfig.Beta1", "--set "+beta1, "ProdigyConfig.Beta1", "--set adam_beta1",
 			"ScheduleFreeConfig.Beta2", "--set adam_beta2", "ProdigyConfig.Beta2", "--set adam_beta2",
 			"ScheduleFreeConfig.Eps", "--set adam_eps", "ProdigyConfig.Eps", "--set adam_eps",
+			"AdamConfig.Beta1", "--set adam_beta1", "AdamConfig.Beta2", "--set adam_beta2", "AdamConfig.Eps", "--set adam_eps",
 			"DAdaptSGDConfig.Momentum", "--set momentum").Replace(err.Error())
 		return fmt.Errorf("--method %s: %s", o.Method, msg)
 	}

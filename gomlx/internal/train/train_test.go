@@ -293,8 +293,8 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "0.5abc"}} }, "--set momentum=0.5abc: not a finite number"},
-		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"adam_eps", "-1"}} }, "--set adam_eps=-1: must be finite and > 0"},
-		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"adam_beta1", "2"}} }, "--set adam_beta1=2: must be in [0, 1)"},
+		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"adam_eps", "-1"}} }, "--method adam-warmup: --set adam_eps = -1: must be in (0, +Inf)"},
+		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"adam_beta1", "2"}} }, "--method adam-warmup: --set adam_beta1 = 2: must be in [0, 1)"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "1e-4 5"}} }, "--set wd=1e-4 5: not a finite number"},
 		// Errors name the key the user typed, not the Go field.
 		{func(o *Options) { o.Sets = [][2]string{{"theta", "2"}} }, "--set theta=2: must be in (0, 1]"},
