@@ -94,6 +94,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 	b.Grow(size)
 	b.WriteString(snapshotMagic)
 	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	wPath := func(p string) { w(uint32(len(p))); b.WriteString(p) }
 	version := uint32(snapshotVersion)
 	if t.cfg.Direction == Host {
 		version = snapshotVersionHostFlags
@@ -108,8 +109,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 			return nil, fmt.Errorf("salsagomlx: snapshot of %s: %w", v.Path(), err)
 		}
 		sh := val.Shape()
-		w(uint32(len(v.Path())))
-		b.WriteString(v.Path())
+		wPath(v.Path())
 		w(uint32(sh.DType))
 		w(uint32(sh.Rank()))
 		for _, d := range sh.Dimensions {
@@ -148,8 +148,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 		}
 		w(uint32(len(fixed)))
 		for _, p := range fixed {
-			w(uint32(len(p)))
-			b.WriteString(p)
+			wPath(p)
 		}
 	}
 	return b.Bytes(), nil
@@ -173,6 +172,18 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	var version, dir, nv uint32
 	var lr float64
 	rd := func(v any) bool { return binary.Read(r, binary.LittleEndian, v) == nil }
+	// rdPath reads a path as MarshalBinary writes it: a uint32 length, the bytes.
+	rdPath := func() (string, bool) {
+		var pl uint32
+		if !rd(&pl) || int64(pl) > int64(r.Len()) {
+			return "", false
+		}
+		pb := make([]byte, pl)
+		if _, err := io.ReadFull(r, pb); err != nil {
+			return "", false
+		}
+		return string(pb), true
+	}
 	if !rd(&version) {
 		return fail("truncated")
 	}
@@ -199,15 +210,11 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	entries := make([]entry, 0, nv)
 	seen := map[string]bool{}
 	for i := uint32(0); i < nv; i++ {
-		var pl, dt, rank uint32
-		if !rd(&pl) || int64(pl) > int64(r.Len()) {
+		var dt, rank uint32
+		path, ok := rdPath()
+		if !ok {
 			return fail("truncated")
 		}
-		pb := make([]byte, pl)
-		if _, err := io.ReadFull(r, pb); err != nil {
-			return fail("truncated")
-		}
-		path := string(pb)
 		if !snapshotPath(path) || seen[path] {
 			return fail(fmt.Sprintf("variable %q: unexpected or repeated", path))
 		}
@@ -288,15 +295,10 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 			}
 			fixed = map[string]bool{}
 			for range n {
-				var pl uint32
-				if !rd(&pl) || int64(pl) > int64(r.Len()) {
+				p, ok := rdPath()
+				if !ok {
 					return fail("non-trainable variables: truncated")
 				}
-				pb := make([]byte, pl)
-				if _, err := io.ReadFull(r, pb); err != nil {
-					return fail("non-trainable variables: truncated")
-				}
-				p := string(pb)
 				if !seen[p] || !strings.HasPrefix(p, "/model/") || fixed[p] {
 					return fail(fmt.Sprintf("non-trainable variable %q: not a model variable of the snapshot, or repeated", p))
 				}
