@@ -431,7 +431,17 @@ func readSum(v *model.Variable) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("salsagomlx: reading %s: %w", v.Path(), err)
 	}
+	s, err := flatSum(val)
+	if err != nil {
+		return 0, fmt.Errorf("salsagomlx: reading %s: %w", v.Path(), err)
+	}
+	return s, nil
+}
+
+// flatSum adds the values of a float32, float64 or int64 tensor in float64.
+func flatSum(val *tensors.Tensor) (float64, error) {
 	var s float64
+	var err error
 	switch val.DType() {
 	case dtypes.Float32:
 		err = tensors.ConstFlatData(val, func(f []float32) {
@@ -452,10 +462,7 @@ func readSum(v *model.Variable) (float64, error) {
 			}
 		})
 	default:
-		return 0, fmt.Errorf("salsagomlx: variable %s has dtype %s: must be Float32, Float64 or Int64", v.Path(), val.DType())
+		return 0, fmt.Errorf("dtype %s: must be Float32, Float64 or Int64", val.DType())
 	}
-	if err != nil {
-		return 0, fmt.Errorf("salsagomlx: reading %s: %w", v.Path(), err)
-	}
-	return s, nil
+	return s, err
 }

@@ -323,22 +323,12 @@ func scalar(tt *tensors.Tensor) float64 {
 // sum adds the per-tensor values in float64, in parameter order. The
 // graphs compute them in the model's dtype: float32 or float64.
 func sum(tt *tensors.Tensor) float64 {
-	var s float64
-	switch dt := tt.DType(); dt {
-	case dtypes.Float32:
-		tensors.MustConstFlatData(tt, func(flat []float32) {
-			for _, v := range flat {
-				s += float64(v)
-			}
-		})
-	case dtypes.Float64:
-		tensors.MustConstFlatData(tt, func(flat []float64) {
-			for _, v := range flat {
-				s += v
-			}
-		})
-	default:
+	if dt := tt.DType(); dt != dtypes.Float32 && dt != dtypes.Float64 {
 		panic(fmt.Errorf("salsagomlx: a step's statistics are %s: the model's parameters and loss must be float32 or float64", dt))
+	}
+	s, err := flatSum(tt)
+	if err != nil {
+		panic(fmt.Errorf("salsagomlx: a step's statistics: %w", err))
 	}
 	tt.FinalizeAll()
 	return s
