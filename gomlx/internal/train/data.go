@@ -167,7 +167,7 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 		return nil, nil, nil, err
 	}
 	if n := p.Options.TestLimit; n > test.N() {
-		return nil, nil, nil, fmt.Errorf("--test-limit %d: the test split has %d examples: give at most that, or 0 for all", n, test.N())
+		return nil, nil, nil, beyondSplit("--test-limit", n, "test", test.N(), "examples")
 	} else if n > 0 { // --test-limit
 		test.X, test.Y = test.X[:n*test.Dim], test.Y[:n]
 	}
@@ -190,7 +190,7 @@ func Splits(src *Source, p *Plan) (train, val, test *Split, err error) {
 // or all of them when n is 0; n beyond its end is an error.
 func limit(t []int, n int, split string) ([]int, error) {
 	if n > len(t) {
-		return nil, fmt.Errorf("--test-limit %d: the %s split has %d tokens: give at most that, or 0 for all", n, split, len(t))
+		return nil, beyondSplit("--test-limit", n, split, len(t), "tokens")
 	}
 	if n > 0 {
 		return t[:n], nil
@@ -202,4 +202,10 @@ func limit(t []int, n int, split string) ([]int, error) {
 // shuffle from the seed, the same whenever the run is resumed.
 func Perm(seed uint64, epoch, n int) []int {
 	return rand.New(rand.NewPCG(seed, uint64(epoch))).Perm(n)
+}
+
+// beyondSplit is the error of a --limit or --test-limit of n beyond the
+// split's size (in unit: examples or tokens).
+func beyondSplit(flag string, n int, split string, size int, unit string) error {
+	return fmt.Errorf("%s %d: the %s split has %d %s: give at most that, or 0 for all", flag, n, split, size, unit)
 }

@@ -262,7 +262,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		o.Batch = m.Batch
 	}
 	if o.Limit > n {
-		return nil, fmt.Errorf("--limit %d: the training split has %d (examples, or tokens for a text): give at most that, or 0 for all", o.Limit, n)
+		return nil, beyondSplit("--limit", o.Limit, "training", n, "(examples, or tokens for a text)")
 	}
 	if o.Limit > 0 {
 		n = o.Limit
