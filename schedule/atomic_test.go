@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/salsaopt/salsa/schedule"
@@ -237,5 +238,111 @@ func TestSALSASetStateIsAtomic(t *testing.T) {
 	}
 	if after := marshal(t, s); !bytes.Equal(before, after) {
 		t.Fatalf("a rejected SetState changed the state:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestDropUnderflowIsAtomic: a drop that would take α below float64's
+// smallest normal number (here τ is the smallest positive float64, so the
+// first drop does) is an error, from End at the step a scout run drops at,
+// from Drop between steps and from a -val wrapper's Validate, and it leaves
+// the state as it was.
+func TestDropUnderflowIsAtomic(t *testing.T) {
+	const seed, steps = 5, 600
+	tiny := func(c *schedule.Config) {
+		const tau = math.SmallestNonzeroFloat64
+		c.SASAPlus.Tau, c.SASA.Tau, c.Slope.Tau, c.Constant.Tau, c.Cut.Tau, c.Warmup.Tau = tau, tau, tau, tau, tau, tau
+	}
+	// The methods whose own End drops within the steps (salsa-budget's
+	// SALSA drops before its decay under the paper preset).
+	wantEnd := []string{"cut", "warmup", "sasa+", "sasa", "slope", "salsa", "salsa-budget", "sasa+-val", "sasa-val", "slope-val", "salsa-val"}
+	// The methods whose Drop is by τ: not SSLS's, the budgets' or plateau's.
+	dropsByTau := []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "salsa",
+		"constant-val", "sasa+-val", "sasa-val", "slope-val", "salsa-val"}
+	underflow := func(err error) bool {
+		return err != nil && strings.Contains(err.Error(), "below float64's smallest normal number")
+	}
+	for _, pr := range []schedule.Preset{schedule.PresetPaper, schedule.PresetStatopt} {
+		for _, m := range schedule.Methods {
+			t.Run(string(pr)+"/"+m, func(t *testing.T) {
+				mk := func(mod func(*schedule.Config)) schedule.Scheduler {
+					c := small(pr)
+					if mod != nil {
+						mod(&c)
+					}
+					s, err := schedule.New(m, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				}
+				// The first step whose End drops by τ, with τ as configured.
+				at, scout, ps := 0, mk(nil), schedtest.NewProblem(seed, steps)
+				for k := 1; k <= steps && at == 0; k++ {
+					res, err := ps.Step(scout, k)
+					if err != nil {
+						t.Fatalf("scout: step %d: %v", k, err)
+					}
+					if slices.ContainsFunc(res.Events, func(e schedule.Event) bool {
+						return e.Kind == schedule.KindDrop && e.Reason != "validation" && e.Reason != "decay"
+					}) {
+						at = k
+					}
+				}
+				// statopt's salsa-budget decays from the switch (Tail.FromSwitch).
+				want := slices.Contains(wantEnd, m) && (pr != schedule.PresetStatopt || m != "salsa-budget")
+				if want != (at > 0) {
+					t.Fatalf("the scout dropped at step %d in its End; want a drop: %v", at, want)
+				}
+				s, p := mk(tiny), schedtest.NewProblem(seed, steps)
+				last := max(at, 2)
+				for k := 1; k <= last; k++ {
+					before := marshal(t, s)
+					_, err := p.Step(s, k)
+					if k < at || at == 0 {
+						if err != nil {
+							t.Fatalf("step %d: %v", k, err)
+						}
+						continue
+					}
+					if !underflow(err) {
+						t.Fatalf("step %d: err = %v, want the drop's underflow", k, err)
+					}
+					t.Logf("step %d: %v", k, err)
+					if _, err := s.MarshalBinary(); !errors.Is(err, schedule.ErrPhase) {
+						t.Fatalf("step %d: the failed End closed the step (MarshalBinary err = %v)", k, err)
+					}
+					s.Abort()
+					if after := marshal(t, s); !bytes.Equal(before, after) {
+						t.Fatalf("step %d: the failed End changed the state:\nbefore %s\nafter  %s", k, before, after)
+					}
+				}
+				if !slices.Contains(dropsByTau, m) {
+					return
+				}
+
+				// Between steps: Drop, and a -val wrapper's third Validate
+				// without improvement (patience 1).
+				before := marshal(t, s)
+				if _, err := s.(schedule.Dropper).Drop("test"); !underflow(err) {
+					t.Fatalf("Drop: err = %v, want the drop's underflow", err)
+				}
+				if after := marshal(t, s); !bytes.Equal(before, after) {
+					t.Fatalf("the failed Drop changed the state:\nbefore %s\nafter  %s", before, after)
+				}
+				if v, ok := s.(schedule.Validator); ok {
+					var err error
+					for i := 0; i < 3 && err == nil; i++ {
+						before = marshal(t, s)
+						_, err = v.Validate(1)
+					}
+					if !underflow(err) {
+						t.Fatalf("Validate: err = %v, want the drop's underflow", err)
+					}
+					if after := marshal(t, s); !bytes.Equal(before, after) {
+						t.Fatalf("the failed Validate changed the state:\nbefore %s\nafter  %s", before, after)
+					}
+				}
+			})
+		}
 	}
 }

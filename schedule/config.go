@@ -524,3 +524,20 @@ func drop(lr, tau float64, divide bool) float64 {
 	}
 	return lr / f
 }
+
+// dropped is α after one more drop by τ (drop), or an error naming the
+// scheduler and the step when the drop takes α below float64's smallest
+// normal number. That takes hundreds of drops (about 308 by τ = 0.1 from
+// α = 1); α would then lose its precision and soon be 0, which can be neither
+// used nor restored, so the caller leaves its state unchanged.
+func dropped(who string, k int, lr, tau float64, divide bool) (float64, error) {
+	next := drop(lr, tau, divide)
+	if next >= minNormal {
+		return next, nil
+	}
+	return 0, fmt.Errorf("schedule: step %d: %s's drop by τ = %v takes α = %v to %v, below float64's smallest normal number (%v)",
+		k, who, tau, lr, next, minNormal)
+}
+
+// minNormal is float64's smallest normal number, 2⁻¹⁰²².
+const minNormal = 0x1p-1022

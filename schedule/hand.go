@@ -53,20 +53,30 @@ func (h *hand) End(obs Observation) (Result, error) {
 	if _, err := h.st.checkEnd(obs, lr); err != nil {
 		return Result{}, err
 	}
-	k := h.st.commit()
-	res := Result{Step: k, LR: lr}
+	k, peak := h.st.k+1, h.peak
+	var nexts []float64 // the peak after each drop listed at step k
 	for _, s := range h.drops {
 		if s == k {
-			res.Events = append(res.Events, h.drop(k, "schedule"))
+			var err error
+			if peak, err = dropped(h.name, k, peak, h.tau, h.divide); err != nil {
+				return Result{}, err
+			}
+			nexts = append(nexts, peak)
 		}
+	}
+	h.st.commit()
+	res := Result{Step: k, LR: lr}
+	for _, next := range nexts {
+		res.Events = append(res.Events, h.drop(k, next, "schedule"))
 	}
 	res.NextLR = h.LR()
 	h.opt.emit(h.name, res.Events)
 	return res, nil
 }
 
-func (h *hand) drop(k int, reason string) Event {
-	h.peak = drop(h.peak, h.tau, h.divide)
+// drop sets the peak rate to next, the rate dropped computed.
+func (h *hand) drop(k int, next float64, reason string) Event {
+	h.peak = next
 	return Event{Step: k, Kind: KindDrop, NewLR: h.peak, Reason: reason}
 }
 
@@ -76,7 +86,11 @@ func (h *hand) Drop(reason string) (Result, error) {
 	if err := h.st.between("Drop"); err != nil {
 		return Result{}, err
 	}
-	ev := h.drop(h.st.k, reason)
+	next, err := dropped(h.name, h.st.k, h.peak, h.tau, h.divide)
+	if err != nil {
+		return Result{}, err
+	}
+	ev := h.drop(h.st.k, next, reason)
 	h.opt.emit(h.name, []Event{ev})
 	return Result{Step: h.st.k, LR: h.LR(), NextLR: h.LR(), Events: []Event{ev}}, nil
 }

@@ -125,7 +125,7 @@ func (s *SALSA) End(obs Observation) (Result, error) {
 	}
 	lr := s.ssls.pend
 	var p plusStep
-	if err := s.plus.prepare(obs, lr, &p); err != nil { // SASA+ observes this step at SSLS's α_k
+	if err := s.plus.prepare(obs, lr, !s.cfg.NoStationaritySwitch, &p); err != nil { // SASA+ observes this step at SSLS's α_k
 		return Result{}, err
 	}
 	k := p.k
@@ -149,7 +149,7 @@ func (s *SALSA) End(obs Observation) (Result, error) {
 			evs = append(evs, s.switchNow(k, "slope"))
 		}
 	}
-	r2 := s.plus.commit(&p, !s.cfg.NoStationaritySwitch)
+	r2 := s.plus.commit(&p)
 	evs = append(evs, r2.Events...)
 	if n := len(r2.Events); n > 0 && r2.Events[n-1].Kind == KindDrop && !s.switched {
 		evs = append(evs, s.switchNow(k, "stationarity"))
@@ -174,11 +174,13 @@ func (s *SALSA) Drop(reason string) (Result, error) {
 	if err := s.plus.st.between("Drop"); err != nil {
 		return Result{}, err
 	}
+	old := s.plus.lr
 	if !s.switched {
 		s.plus.lr = s.ssls.lr
 	}
 	res, err := s.plus.Drop(reason)
 	if err != nil {
+		s.plus.lr = old
 		return res, err
 	}
 	if !s.switched {

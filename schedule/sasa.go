@@ -96,11 +96,20 @@ func (s *SASA) End(obs Observation) (Result, error) {
 		ev = Event{Step: k, Kind: KindEquivalenceTest, Count: iv.N, Mean: iv.Mean, Lower: iv.Lower, Upper: iv.Upper,
 			Mean1: iv.Mean1, Mean2: iv.Mean2, Std: iv.Std, Dof: iv.Dof, Margin: margin, Stationary: iv.Equivalent(margin)}
 	}
+	var next float64
+	drops := tested && ev.Stationary && k > s.cfg.DropAfter
+	if drops {
+		if next, err = dropped(s.Name(), k, s.lr, s.cfg.Tau, s.cfg.DivideLR); err != nil {
+			un.undo()
+			uw.undo()
+			return Result{}, err
+		}
+	}
 	s.st.commit()
 	if tested {
 		res.Events = append(res.Events, ev)
-		if ev.Stationary && k > s.cfg.DropAfter {
-			res.Events = append(res.Events, s.drop(k, "stationarity"))
+		if drops {
+			res.Events = append(res.Events, s.drop(k, next, "stationarity"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}
 	}
@@ -109,8 +118,9 @@ func (s *SASA) End(obs Observation) (Result, error) {
 	return res, nil
 }
 
-func (s *SASA) drop(k int, reason string) Event {
-	s.lr = drop(s.lr, s.cfg.Tau, s.cfg.DivideLR)
+// drop sets α to next, the rate dropped computed, and restarts the windows.
+func (s *SASA) drop(k int, next float64, reason string) Event {
+	s.lr = next
 	s.drops++
 	s.w.Reset()
 	s.nu.Reset()
@@ -122,7 +132,11 @@ func (s *SASA) Drop(reason string) (Result, error) {
 	if err := s.st.between("Drop"); err != nil {
 		return Result{}, err
 	}
-	ev := s.drop(s.st.k, reason)
+	next, err := dropped(s.Name(), s.st.k, s.lr, s.cfg.Tau, s.cfg.DivideLR)
+	if err != nil {
+		return Result{}, err
+	}
+	ev := s.drop(s.st.k, next, reason)
 	s.opt.emit(s.Name(), []Event{ev})
 	return Result{Step: s.st.k, LR: s.lr, NextLR: s.lr, ResetMomentum: !s.cfg.KeepMomentum, Events: []Event{ev}}, nil
 }

@@ -67,10 +67,10 @@ func (s *SASAPlus) End(obs Observation) (Result, error) {
 // end closes the step; allowDrop false runs the test but never drops.
 func (s *SASAPlus) end(obs Observation, allowDrop bool) (Result, error) {
 	var p plusStep
-	if err := s.prepare(obs, s.lr, &p); err != nil {
+	if err := s.prepare(obs, s.lr, allowDrop, &p); err != nil {
 		return Result{}, err
 	}
-	return s.commit(&p, allowDrop), nil
+	return s.commit(&p), nil
 }
 
 // plusStep is an End of SASA+ computed but not yet committed: Δ_k is in the
@@ -82,31 +82,42 @@ type plusStep struct {
 	tested bool
 	ev     Event
 	undo   undoPush
+	drop   bool    // the test found stationarity and a drop is allowed
+	next   float64 // α after the drop, when drop
 }
 
 // prepare checks the observation of the open step with learning rate lr,
-// pushes Δ_k and runs the test if it is due, into *p. On error nothing has
-// changed; on success the caller either commits the step or calls
-// p.undo.undo().
-func (s *SASAPlus) prepare(obs Observation, lr float64, p *plusStep) error {
+// pushes Δ_k and runs the test if it is due, into *p; allowDrop false runs
+// the test but never drops. On error nothing has changed; on success the
+// caller either commits the step or calls p.undo.undo().
+func (s *SASAPlus) prepare(obs Observation, lr float64, allowDrop bool, p *plusStep) error {
 	delta, err := s.st.checkEnd(obs, lr)
 	if err != nil {
 		return err
 	}
 	p.k, p.lr = s.st.k+1, lr
-	p.tested, p.undo, err = s.m.observe(p.k, delta, &p.ev)
-	return err
+	if p.tested, p.undo, err = s.m.observe(p.k, delta, &p.ev); err != nil {
+		return err
+	}
+	p.drop = p.tested && allowDrop && p.ev.Stationary && p.k > s.cfg.DropAfter
+	if p.drop {
+		if p.next, err = dropped(s.Name(), p.k, lr, s.cfg.Tau, s.cfg.DivideLR); err != nil {
+			p.undo.undo()
+			return err
+		}
+	}
+	return nil
 }
 
 // commit closes the step prepared in p; it cannot fail.
-func (s *SASAPlus) commit(p *plusStep, allowDrop bool) Result {
+func (s *SASAPlus) commit(p *plusStep) Result {
 	s.st.commit()
 	s.lr = p.lr
 	res := Result{Step: p.k, LR: p.lr}
 	if p.tested {
 		res.Events = append(res.Events, p.ev)
-		if allowDrop && p.ev.Stationary && p.k > s.cfg.DropAfter {
-			res.Events = append(res.Events, s.drop(p.k, "stationarity"))
+		if p.drop {
+			res.Events = append(res.Events, s.drop(p.k, p.next, "stationarity"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}
 	}
@@ -114,8 +125,9 @@ func (s *SASAPlus) commit(p *plusStep, allowDrop bool) Result {
 	return res
 }
 
-func (s *SASAPlus) drop(k int, reason string) Event {
-	s.lr = drop(s.lr, s.cfg.Tau, s.cfg.DivideLR)
+// drop sets α to next, the rate dropped computed, and restarts the window.
+func (s *SASAPlus) drop(k int, next float64, reason string) Event {
+	s.lr = next
 	s.drops++
 	s.m.reset()
 	return Event{Step: k, Kind: KindDrop, NewLR: s.lr, Reason: reason}
@@ -126,7 +138,11 @@ func (s *SASAPlus) Drop(reason string) (Result, error) {
 	if err := s.st.between("Drop"); err != nil {
 		return Result{}, err
 	}
-	ev := s.drop(s.st.k, reason)
+	next, err := dropped(s.Name(), s.st.k, s.lr, s.cfg.Tau, s.cfg.DivideLR)
+	if err != nil {
+		return Result{}, err
+	}
+	ev := s.drop(s.st.k, next, reason)
 	s.opt.emit(s.Name(), []Event{ev})
 	return Result{Step: s.st.k, LR: s.lr, NextLR: s.lr, ResetMomentum: !s.cfg.KeepMomentum, Events: []Event{ev}}, nil
 }

@@ -49,7 +49,10 @@
 // a test's statistics overflow float64 (finite but huge losses or Δ, whose
 // squares are +Inf), End returns the error and leaves the state as it was
 // before the call, with the step still open: the caller may call End again
-// with another observation, or Abort.
+// with another observation, or Abort. The same holds when a rate would leave
+// float64's range: SSLS's α overflowing or underflowing, or a drop taking α
+// below float64's smallest normal number (hundreds of drops); Drop and
+// Validate then return the error and change nothing.
 package schedule
 
 import (

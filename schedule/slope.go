@@ -59,15 +59,23 @@ func (s *Slope) End(obs Observation) (Result, error) {
 	}
 	k := s.st.k + 1
 	res := Result{Step: k, LR: s.lr}
-	ev, tested, _, err := s.m.observe(k, s.st.loss) // on error the window is as it was
+	ev, tested, undo, err := s.m.observe(k, s.st.loss) // on error the window is as it was
 	if err != nil {
 		return Result{}, err
+	}
+	var next float64
+	drops := tested && !ev.Decreasing && k > s.cfg.DropAfter
+	if drops {
+		if next, err = dropped(s.Name(), k, s.lr, s.cfg.Tau, s.cfg.DivideLR); err != nil {
+			undo.undo()
+			return Result{}, err
+		}
 	}
 	s.st.commit()
 	if tested {
 		res.Events = append(res.Events, ev)
-		if !ev.Decreasing && k > s.cfg.DropAfter {
-			res.Events = append(res.Events, s.drop(k, "slope"))
+		if drops {
+			res.Events = append(res.Events, s.drop(k, next, "slope"))
 			res.ResetMomentum = !s.cfg.KeepMomentum
 		}
 	}
@@ -76,8 +84,9 @@ func (s *Slope) End(obs Observation) (Result, error) {
 	return res, nil
 }
 
-func (s *Slope) drop(k int, reason string) Event {
-	s.lr = drop(s.lr, s.cfg.Tau, s.cfg.DivideLR)
+// drop sets α to next, the rate dropped computed, and restarts the window.
+func (s *Slope) drop(k int, next float64, reason string) Event {
+	s.lr = next
 	s.drops++
 	s.m.w.Reset()
 	return Event{Step: k, Kind: KindDrop, NewLR: s.lr, Reason: reason}
@@ -88,7 +97,11 @@ func (s *Slope) Drop(reason string) (Result, error) {
 	if err := s.st.between("Drop"); err != nil {
 		return Result{}, err
 	}
-	ev := s.drop(s.st.k, reason)
+	next, err := dropped(s.Name(), s.st.k, s.lr, s.cfg.Tau, s.cfg.DivideLR)
+	if err != nil {
+		return Result{}, err
+	}
+	ev := s.drop(s.st.k, next, reason)
 	s.opt.emit(s.Name(), []Event{ev})
 	return Result{Step: s.st.k, LR: s.lr, NextLR: s.lr, ResetMomentum: !s.cfg.KeepMomentum, Events: []Event{ev}}, nil
 }
