@@ -2,6 +2,7 @@ package direction
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -215,6 +216,25 @@ func testDirection[T Float](t *testing.T, c dirCase) {
 			}
 			if !bytes.Equal(snapshot(t, b), good) {
 				t.Fatalf("rejected %s snapshot changed the state", what)
+			}
+		}
+		// A huge count written over any 8 bytes is an error, not a panic
+		// or an allocation of that size.
+		for off := 0; off+8 <= len(good); off++ {
+			for _, huge := range []uint64{1 << 62, 1 << 31} {
+				data := binary.LittleEndian.AppendUint64(slices.Clone(good[:off]), huge)
+				data = append(data, good[off+8:]...)
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("%d written at byte %d: UnmarshalBinary panicked: %v", huge, off, r)
+						}
+					}()
+					_ = b.UnmarshalBinary(data)
+				}()
+				if err := b.UnmarshalBinary(good); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		// A snapshot of the other element type is rejected.

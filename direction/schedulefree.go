@@ -355,12 +355,15 @@ func (s *ScheduleFree[T]) UnmarshalBinary(data []byte) error {
 	x := decVec[T](d, n)
 	var v []T
 	if c.Adam {
-		v = orEmpty(decVec[T](d, n), n)
+		v = decVec[T](d, n)
 	} else {
 		decVec[T](d, 0)
 	}
 	if err := d.done(); err != nil {
 		return err
+	}
+	if c.Adam {
+		v = orEmpty(v, n)
 	}
 	*s = ScheduleFree[T]{cfg: c, n: n, lr: lr, init: init, t: t, lrMax: lrMax, wsum: wsum, gamma: gamma,
 		z: orEmpty(z, n), x: orEmpty(x, n), v: v}
