@@ -197,6 +197,12 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 		if row.Step != k {
 			return evs, rep, fmt.Errorf("replay: row %d has step %d: want %d (rows must be consecutive from 1)", i+1, row.Step, k)
 		}
+		if err := checkRate(k, "lr", row.LR); err != nil {
+			return evs, rep, err
+		}
+		if err := checkRate(k, "eta", row.Eta); row.HasEta && err != nil {
+			return evs, rep, err
+		}
 		prevLogged, prevSched := s.LR(), s.LR()
 		if i > 0 {
 			prevLogged = rows[i-1].LR
@@ -254,4 +260,14 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 		}
 	}
 	return evs, rep, nil
+}
+
+// checkRate checks a row's logged rate: a NaN, ±Inf or non-positive lr or
+// eta would make the replay's comparisons false and its line-search
+// answers wrong without an error.
+func checkRate(k int, name string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("replay: step %d: %s = %v: must be finite and > 0", k, name, v)
+	}
+	return nil
 }

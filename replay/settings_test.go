@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -85,5 +86,30 @@ func TestRunValidatedErrors(t *testing.T) {
 	evs, _, err := replay.RunValidated(rows, s, []replay.Validation{{1, 2}, {2, 1}})
 	if err != nil || len(evs) != 2 || evs[0].Kind != schedule.KindValidation || evs[1].Step != 2 || evs[1].ValLoss != 1 {
 		t.Errorf("%+v, %v", evs, err)
+	}
+}
+
+// TestRunBadRates: a row's lr or eta that is NaN, ±Inf or ≤ 0 is an error
+// naming the step and the column. Before, a NaN eta answered the line
+// search's trial "fail" without a word, and the replay's rate drifted.
+func TestRunBadRates(t *testing.T) {
+	cfg, _ := schedule.Defaults(schedule.PresetStatopt, 1, 1, 0.1)
+	for _, c := range []struct {
+		row trace.Row
+		msg string
+	}{
+		{trace.Row{Step: 1, LR: 0.1, Loss: 1, X1D: 0.1, D2: 1, Eta: math.NaN(), HasEta: true}, "replay: step 1: eta = NaN: must be finite and > 0"},
+		{trace.Row{Step: 1, LR: 0.1, Loss: 1, X1D: 0.1, D2: 1, Eta: math.Inf(1), HasEta: true}, "replay: step 1: eta = +Inf"},
+		{trace.Row{Step: 1, LR: 0.1, Loss: 1, X1D: 0.1, D2: 1, Eta: 0, HasEta: true}, "replay: step 1: eta = 0"},
+		{trace.Row{Step: 1, LR: math.NaN(), Loss: 1, X1D: 0.1, D2: 1, Eta: 0.1, HasEta: true}, "replay: step 1: lr = NaN"},
+		{trace.Row{Step: 1, LR: -1, Loss: 1, X1D: 0.1, D2: 1}, "replay: step 1: lr = -1"},
+	} {
+		s, err := schedule.New("ssls", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := replay.Run([]trace.Row{c.row}, s); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%+v: err = %v, want %q", c.row, err, c.msg)
+		}
 	}
 }
