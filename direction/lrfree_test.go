@@ -316,6 +316,11 @@ func TestLRFreeConfigErrors(t *testing.T) {
 	da.Momentum = -1
 	dg := DefaultDoG()
 	dg.RepsRel = math.Inf(1)
+	sgd := func(f func(*ScheduleFreeConfig)) error {
+		c := DefaultScheduleFreeSGD()
+		f(&c)
+		return c.Validate()
+	}
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -325,6 +330,10 @@ func TestLRFreeConfigErrors(t *testing.T) {
 		{pr2.Validate(), "ProdigyConfig.D0 = 0: must be in (0, +Inf)"},
 		{da.Validate(), "DAdaptSGDConfig.Momentum = -1: must be in [0, 1)"},
 		{dg.Validate(), "DoGConfig.RepsRel = +Inf: must be in (0, +Inf)"},
+		// Adam's settings on Schedule-Free SGD would be ignored.
+		{sgd(func(c *ScheduleFreeConfig) { c.Beta2 = 7 }), "ScheduleFreeConfig.Beta2 = 7: must be 0 without Adam"},
+		{sgd(func(c *ScheduleFreeConfig) { c.Eps = -1 }), "ScheduleFreeConfig.Eps = -1: must be 0 without Adam"},
+		{sgd(func(c *ScheduleFreeConfig) { c.PaperBiasCorrection = true }), "PaperBiasCorrection = true: must be false without Adam"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("err = %v, want %q", tc.err, tc.want)

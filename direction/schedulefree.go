@@ -72,6 +72,17 @@ func (c ScheduleFreeConfig) Validate() error {
 		if err := checkPosFinite("ScheduleFreeConfig.Eps", c.Eps); err != nil {
 			return err
 		}
+	} else {
+		// Schedule-Free SGD reads none of Adam's settings: a value set there
+		// would be ignored.
+		switch {
+		case c.Beta2 != 0:
+			return fmt.Errorf("direction: ScheduleFreeConfig.Beta2 = %v: must be 0 without Adam (Schedule-Free SGD does not read it)", c.Beta2)
+		case c.Eps != 0:
+			return fmt.Errorf("direction: ScheduleFreeConfig.Eps = %v: must be 0 without Adam (Schedule-Free SGD does not read it)", c.Eps)
+		case c.PaperBiasCorrection:
+			return fmt.Errorf("direction: ScheduleFreeConfig.PaperBiasCorrection = true: must be false without Adam (Schedule-Free SGD does not read it)")
+		}
 	}
 	for _, f := range []struct {
 		name string
