@@ -8,6 +8,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/stats"
@@ -18,7 +19,9 @@ import (
 // meta.json's config object) to a method name and a configuration bundle of
 // the statopt preset. Keys the schedulers do not use (momentum, qhm_nu,
 // weight_decay, logstats, ls_evl) are ignored; settings this package cannot
-// reproduce are errors.
+// reproduce are errors, and so are the settings of a test or a line search
+// that the method does not run (leak_ratio for QHM, say). force_var_mode ""
+// forces nothing.
 func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, err error) {
 	lr := c.LR
 	if !c.Has("lr") {
@@ -43,6 +46,9 @@ func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, er
 	default:
 		return "", cfg, fmt.Errorf("replay: config opt = %q: must be SASA, SALSA, SSLS, QHM or SGD", c.Opt)
 	}
+	if err := checkUnread(c, method); err != nil {
+		return "", cfg, err
+	}
 	sp, sl, ls := &cfg.SASAPlus, &cfg.Slope, &cfg.SSLS
 	if c.Has("warmup") {
 		sp.DropAfter, sl.DropAfter, cfg.SALSADropAfter = c.Warmup, c.Warmup, c.Warmup
@@ -61,7 +67,7 @@ func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, er
 		sp.Delta, sl.Delta = c.Significance, c.Significance
 	}
 	mode := c.VarMode
-	if c.Has("force_var_mode") {
+	if c.ForceVarMode != "" { // "" forces nothing
 		mode = c.ForceVarMode
 	}
 	if mode != "" {
@@ -118,6 +124,48 @@ func FromStatopt(c *trace.StatoptConfig) (method string, cfg schedule.Config, er
 		return "", cfg, fmt.Errorf("replay: config ls_cos = %d: only 0 is supported", c.LSCos)
 	}
 	return method, cfg, nil
+}
+
+// Keys of a statopt config that only some of its methods read.
+var (
+	testKeys   = []string{"significance", "var_mode", "force_var_mode", "leak_ratio", "minN_stats", "testfreq", "warmup"}
+	searchKeys = []string{"gamma", "ls_sdc", "ls_inc", "ls_dec", "ls_max", "ls_dir", "ls_cos"}
+)
+
+// checkUnread refuses a key that the method replayed for c.Opt would not
+// read: the statistical tests' settings for QHM, SGD and SSLS, the line
+// search's for QHM, SGD and SASA, and auto_switch for all but SALSA.
+func checkUnread(c *trace.StatoptConfig, method string) error {
+	var unread []string
+	switch method {
+	case "constant":
+		unread = append(append(unread, testKeys...), searchKeys...)
+	case "ssls":
+		unread = testKeys
+	case "sasa+":
+		unread = searchKeys
+	}
+	if method != "salsa" {
+		unread = append(unread, "auto_switch")
+	}
+	for _, k := range unread {
+		if c.Has(k) {
+			return fmt.Errorf("replay: config %s: opt %s does not read it (a setting of %s)", k, c.Opt, readers(k))
+		}
+	}
+	return nil
+}
+
+// readers names the statopt methods that read a key of testKeys,
+// searchKeys or auto_switch.
+func readers(key string) string {
+	switch {
+	case key == "auto_switch":
+		return "SALSA"
+	case slices.Contains(searchKeys, key):
+		return "SSLS and SALSA"
+	}
+	return "SASA and SALSA"
 }
 
 // Report says how faithfully a replay followed the logged run.

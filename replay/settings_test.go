@@ -1,12 +1,14 @@
 package replay_test
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/salsaopt/salsa/replay"
 	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/stats"
 	"github.com/salsaopt/salsa/trace"
 )
 
@@ -111,5 +113,38 @@ func TestRunBadRates(t *testing.T) {
 		if _, _, err := replay.Run([]trace.Row{c.row}, s); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%+v: err = %v, want %q", c.row, err, c.msg)
 		}
+	}
+}
+
+// TestFromStatoptUnread: a setting of a test or a line search that the
+// config's method does not run is an error naming the key; force_var_mode
+// "" forces nothing.
+func TestFromStatoptUnread(t *testing.T) {
+	for _, c := range []struct{ json, msg string }{
+		{`{"opt":"QHM","lr":0.1,"leak_ratio":4}`, "replay: config leak_ratio: opt QHM does not read it (a setting of SASA and SALSA)"},
+		{`{"opt":"SGD","lr":0.1,"significance":0.05}`, "config significance: opt SGD does not read it"},
+		{`{"opt":"SGD","lr":0.1,"gamma":0.1}`, "config gamma: opt SGD does not read it (a setting of SSLS and SALSA)"},
+		{`{"opt":"SASA","lr":0.1,"ls_max":10}`, "config ls_max: opt SASA does not read it"},
+		{`{"opt":"SSLS","lr":0.1,"gamma":0.1,"testfreq":100}`, "config testfreq: opt SSLS does not read it"},
+		{`{"opt":"SASA","lr":0.1,"auto_switch":1}`, "config auto_switch: opt SASA does not read it (a setting of SALSA)"},
+		{`{"opt":"QHM","lr":0.1,"drop_factor":10}`, ""}, // constant-val's τ
+		{`{"opt":"SALSA","lr":0.1,"gamma":0.1,"leak_ratio":4,"ls_max":10,"auto_switch":1}`, ""},
+	} {
+		var sc trace.StatoptConfig
+		if err := json.Unmarshal([]byte(c.json), &sc); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := replay.FromStatopt(&sc)
+		if c.msg == "" && err != nil || c.msg != "" && (err == nil || !strings.Contains(err.Error(), c.msg)) {
+			t.Errorf("%s: err = %v, want %q", c.json, err, c.msg)
+		}
+	}
+	// var_mode bm with force_var_mode "" is batch means, not the default.
+	var sc trace.StatoptConfig
+	if err := json.Unmarshal([]byte(`{"opt":"SASA","lr":0.1,"var_mode":"bm","force_var_mode":""}`), &sc); err != nil {
+		t.Fatal(err)
+	}
+	if _, cfg, err := replay.FromStatopt(&sc); err != nil || cfg.SASAPlus.Variance != stats.BM {
+		t.Errorf("var_mode bm, force_var_mode \"\": variance %v, err %v; want BM", cfg.SASAPlus.Variance, err)
 	}
 }
