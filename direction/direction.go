@@ -34,7 +34,9 @@ import (
 // Float is the element type of parameters, gradients and directions.
 type Float interface{ ~float32 | ~float64 }
 
-// Direction computes d_k from the gradient g_k. Implementations: [QHM], [Adam].
+// Direction computes d_k from the gradient g_k. Implementations: [QHM],
+// [Adam], and the [LRAware] directions [DAdaptSGD], [Prodigy], [DoG] and
+// [ScheduleFree].
 type Direction[T Float] interface {
 	// Compute writes d_k into d. g is the raw mini-batch gradient at x; if
 	// the direction has an L2 weight decay wd, g is overwritten in place with

@@ -15,8 +15,10 @@ type ProdigyConfig struct {
 	Beta3       float64
 	Eps         float64 // ε > 0, scaled by d in the denominator
 	WeightDecay float64 // ≥ 0
-	// Decoupled: AdamW-style decay, x ← x − α_k d_k λ x (the reference's
-	// default decouple=True); false adds λx to g in place (L2).
+	// Decoupled: AdamW-style decay, x ← x − α_k·d·b·λx with d Prodigy's
+	// estimate of D and b the bias-correction factor (1 without
+	// BiasCorrection), as the reference's default decouple=True does; false
+	// adds λx to g in place (L2).
 	Decoupled bool
 	// BiasCorrection multiplies the step by √(1−β2^t)/(1−β1^t)
 	// (use_bias_correction; off by default).

@@ -35,10 +35,13 @@
 //	switch:           reason
 //	equivalence_test: mean,lower,upper,margin,stationary,count,std,dof
 //	val_check:        val_loss,best,bad
+//	decay:            new_lr,reason
+//	probe:            mean,prev,accept,count,new_lr,reason
 //
 // The first four are statopt's (the reference files); equivalence_test
-// (SASA's test, Lang et al. 2019) and val_check ([schedule.KindValidation])
-// are this package's. A drop's [schedule.Event.Reason] is not written: the
+// (SASA's test, Lang et al. 2019), val_check ([schedule.KindValidation]),
+// decay and probe (the budget's decay and the rate probe of
+// [schedule.Tail]) are this package's. A drop's [schedule.Event.Reason] is not written: the
 // preceding test row says why, and the drop row stays exactly the reference's.
 // Fields that a kind's row does not list are not stored and read back as zero. A reason may not contain a comma, a quote or a line break.
 package trace
