@@ -84,12 +84,11 @@ func (a *Adam[T]) Compute(d, g, x []T) error {
 	if err := checkArgs(a.n, d, g, x); err != nil {
 		return err
 	}
-	a.t++
 	n := a.n
 	d, g, x = d[:n], g[:n], x[:n]
 	m, v := a.m[:n], a.v[:n]
 	c := a.cfg
-	tf := float64(a.t)
+	tf := float64(a.t + 1) // t after this step
 	bc1 := T(1 - math.Pow(c.Beta1, tf))
 	bc2 := T(math.Sqrt(1 - math.Pow(c.Beta2, tf)))
 	b1, cb1 := T(c.Beta1), T(1-c.Beta1)
@@ -97,6 +96,19 @@ func (a *Adam[T]) Compute(d, g, x []T) error {
 	eps, wd := T(c.Eps), T(c.WeightDecay)
 	l2 := c.WeightDecay != 0 && !c.Decoupled
 	dec := c.WeightDecay != 0 && c.Decoupled
+	for i := range g { // the new moments, checked before anything is written
+		gi := g[i]
+		if l2 {
+			gi += T(wd * x[i])
+		}
+		if mi := T(b1*m[i]) + T(cb1*gi); !finite(float64(mi)) {
+			return overflow(fmt.Sprintf("Adam's m[%d]", i), float64(mi))
+		}
+		if vi := T(b2*v[i]) + T(cb2*T(gi*gi)); !finite(float64(vi)) {
+			return overflow(fmt.Sprintf("Adam's v[%d]", i), float64(vi))
+		}
+	}
+	a.t++
 	for i := range g {
 		gi := g[i]
 		if l2 {

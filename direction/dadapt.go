@@ -1,6 +1,7 @@
 package direction
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -141,6 +142,9 @@ func (a *DAdaptSGD[T]) Compute(d, g, x []T) error {
 	d, g, x = d[:n], g[:n], x[:n]
 	x0, s := a.x0[:n], a.s[:n]
 	c := a.cfg
+	if err := a.check(g, x); err != nil {
+		return err
+	}
 	if c.WeightDecay != 0 {
 		wd := T(c.WeightDecay)
 		for i := range g {
@@ -182,6 +186,50 @@ func (a *DAdaptSGD[T]) Compute(d, g, x []T) error {
 			xn = T(b*x[i]) + T(cb*zi)
 		}
 		d[i] = T(float64(x[i]-xn) * inv)
+	}
+	return nil
+}
+
+// check runs Compute's update of the state without writing it, and returns
+// an error if a buffer or an estimate would not be finite.
+func (a *DAdaptSGD[T]) check(g, x []T) error {
+	c := a.cfg
+	wd := T(c.WeightDecay)
+	grad := func(i int) T {
+		if c.WeightDecay != 0 {
+			return g[i] + T(wd*x[i])
+		}
+		return g[i]
+	}
+	g0 := a.g0
+	if !a.init {
+		var n2 float64
+		for i := range g {
+			gi := grad(i)
+			n2 += float64(float64(gi) * float64(gi))
+		}
+		if g0 = math.Sqrt(n2); g0 == 0 {
+			return nil
+		}
+		if !finite(g0) {
+			return overflow("D-Adaptation's ‖g_0‖", g0)
+		}
+	}
+	dlr := a.dk * a.lr / g0
+	tl := T(dlr)
+	var ip, s2 float64
+	for i := range g {
+		gi := grad(i)
+		ip += float64(float64(gi) * float64(a.s[i]))
+		si := a.s[i] + T(tl*gi)
+		if !finite(float64(si)) {
+			return overflow(fmt.Sprintf("D-Adaptation's s[%d]", i), float64(si))
+		}
+		s2 += float64(float64(si) * float64(si))
+	}
+	r := a.r + dlr*ip
+	if !finite(r) || !finite(s2) || !finite(dlr) {
+		return overflow("D-Adaptation's estimate of D", r/math.Sqrt(s2))
 	}
 	return nil
 }

@@ -14,8 +14,13 @@
 // Every [Direction.Compute] validates its arguments before it changes
 // anything: on a length mismatch or a NaN/±Inf in g or x it returns an error
 // and leaves the direction's state and g exactly as they were, so the caller
-// may skip the batch. Outputs are not checked for overflow; a diverged run
-// shows up as ±Inf/NaN in d, which [HasNonFinite] detects.
+// may skip the batch. The same holds when finite inputs would take the state
+// out of range (an Adam moment g² above float32's largest value, say): a
+// state at ±Inf could be saved but not restored, and an Adam moment at +Inf
+// would zero its coordinate of d for good. Such a Compute checks the new
+// state in a first pass before it writes anything. Outputs are not checked
+// for overflow; a diverged run shows up as ±Inf/NaN in d, which
+// [HasNonFinite] detects.
 //
 // The element loops write each product to T with an explicit conversion, so
 // the Go compiler never fuses a·b+c into an FMA and results are the same on
@@ -131,6 +136,15 @@ func checkArgs[T Float](n int, d, g, x []T) error {
 		return fmt.Errorf("direction: Compute: x[%d] = %v: %w", i, x[i], ErrNonFinite)
 	}
 	return nil
+}
+
+// finite reports whether v is neither NaN nor ±Inf.
+func finite(v float64) bool { return v-v == 0 }
+
+// overflow is the error of a Compute refused because finite inputs would
+// take the state, named by what (e.g. "Adam's v[3]"), to v.
+func overflow(what string, v float64) error {
+	return fmt.Errorf("direction: Compute: %s would be %v (g or x too large); the state is left as it was: %w", what, v, ErrNonFinite)
 }
 
 // checkRange returns an error unless lo ≤ v < hi (v ≤ hi if closed) and v is

@@ -1,6 +1,7 @@
 package direction
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -117,6 +118,9 @@ func (o *DoG[T]) Compute(d, g, x []T) error {
 	n := o.n
 	d, g, x = d[:n], g[:n], x[:n]
 	x0 := o.x0[:n]
+	if err := o.check(g, x); err != nil {
+		return err
+	}
 	if o.cfg.WeightDecay != 0 {
 		wd := T(o.cfg.WeightDecay)
 		for i := range g {
@@ -142,6 +146,40 @@ func (o *DoG[T]) Compute(d, g, x []T) error {
 	e := T(o.eta)
 	for i := range g {
 		d[i] = T(e * g[i])
+	}
+	return nil
+}
+
+// check runs Compute's update of r̄, Σ‖g‖² and η without writing it, and
+// returns an error if one would not be finite.
+func (o *DoG[T]) check(g, x []T) error {
+	wd := T(o.cfg.WeightDecay)
+	var n2 float64
+	for i := range g {
+		gi := g[i]
+		if o.cfg.WeightDecay != 0 {
+			gi += T(wd * x[i])
+		}
+		if !finite(float64(gi)) {
+			return overflow(fmt.Sprintf("DoG's gradient with weight decay, g[%d] + λx[%d],", i, i), float64(gi))
+		}
+		n2 += float64(float64(gi) * float64(gi))
+	}
+	var rbar, gsum float64
+	if !o.init {
+		rbar = o.cfg.RepsRel * (1 + math.Sqrt(norm2(x)))
+		gsum = n2 + o.cfg.Eps
+	} else {
+		var r2 float64
+		for i := range x {
+			di := float64(x[i] - o.x0[i])
+			r2 += float64(di * di)
+		}
+		rbar = math.Max(o.rbar, math.Sqrt(r2))
+		gsum = o.gsum + n2
+	}
+	if eta := rbar / math.Sqrt(gsum); !finite(rbar) || !finite(gsum) || !finite(eta) || eta == 0 {
+		return overflow("DoG's r̄, Σ‖g‖² or η", eta)
 	}
 	return nil
 }

@@ -182,6 +182,9 @@ func (p *Prodigy[T]) Compute(d, g, x []T) error {
 	n := p.n
 	d, g, x = d[:n], g[:n], x[:n]
 	x0, s, m, v := p.x0[:n], p.s[:n], p.m[:n], p.v[:n]
+	if err := p.check(g, x); err != nil {
+		return err
+	}
 	if !p.init {
 		copy(x0, x)
 		p.init = true
@@ -241,6 +244,61 @@ func (p *Prodigy[T]) Compute(d, g, x []T) error {
 			di += T(T(scale*wd) * x[i])
 		}
 		d[i] = di
+	}
+	return nil
+}
+
+// check runs Compute's update of the state without writing it, and returns
+// an error if a buffer or an estimate would not be finite.
+func (p *Prodigy[T]) check(g, x []T) error {
+	n := p.n
+	x0, s, m, v := p.x0[:n], p.s[:n], p.m[:n], p.v[:n]
+	if !p.init {
+		x0 = x
+	}
+	c := p.cfg
+	b3 := c.beta3()
+	bc := 1.0
+	if c.BiasCorrection {
+		tf := float64(p.t + 1)
+		bc = math.Sqrt(1-math.Pow(c.Beta2, tf)) / (1 - math.Pow(c.Beta1, tf))
+	}
+	dk := p.dk
+	dlr := dk * p.lr * bc
+	sw := (dk / c.D0) * dlr
+	if c.SafeguardWarmup {
+		sw = (dk / c.D0) * dk
+	}
+	l2 := c.WeightDecay != 0 && !c.Decoupled
+	wd := T(c.WeightDecay)
+	b1, cb1 := T(c.Beta1), T(dk*(1-c.Beta1))
+	b2, cb2 := T(c.Beta2), T(dk*dk*(1-c.Beta2))
+	tb3, tsw := T(b3), T(sw)
+	var ip, s1 float64
+	for i := range g {
+		gi := g[i]
+		if l2 {
+			gi += T(wd * x[i])
+		}
+		ip += float64(float64(gi) * float64(x0[i]-x[i]))
+		mi := T(b1*m[i]) + T(cb1*gi)
+		vi := T(b2*v[i]) + T(cb2*T(gi*gi))
+		si := T(tb3*s[i]) + T(tsw*gi)
+		s1 += math.Abs(float64(si))
+		if !finite(float64(mi)) || !finite(float64(vi)) || !finite(float64(si)) {
+			return overflow(fmt.Sprintf("Prodigy's m[%d], v[%d] or s[%d]", i, i, i), float64(mi+vi+si))
+		}
+	}
+	if !finite(s1) {
+		return overflow("Prodigy's ‖s‖₁", s1)
+	}
+	if s1 == 0 {
+		return nil
+	}
+	r := p.r*b3 + (dk/c.D0)*dlr*ip
+	dhat := c.DCoef * r / s1
+	if !finite(r) || !finite(dhat) {
+		return overflow("Prodigy's estimate of D", dhat)
 	}
 	return nil
 }

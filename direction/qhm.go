@@ -1,6 +1,7 @@
 package direction
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -123,6 +124,15 @@ func (q *QHM[T]) Compute(d, g, x []T) error {
 	b, cb := T(q.cfg.Beta), T(1-q.cfg.Beta)
 	nu, cnu := T(q.cfg.Nu), T(1-q.cfg.Nu)
 	shb := q.cfg.Nu == 1
+	for i := range g { // the new h, checked before anything is written
+		gi := g[i]
+		if useWD {
+			gi += T(wd * x[i])
+		}
+		if hi := T(b*h[i]) + T(cb*gi); !finite(float64(hi)) {
+			return overflow(fmt.Sprintf("QHM's h[%d]", i), float64(hi))
+		}
+	}
 	for i := range g {
 		gi := g[i]
 		if useWD {

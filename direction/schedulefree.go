@@ -248,14 +248,8 @@ func (s *ScheduleFree[T]) Compute(d, g, y []T) error {
 	n := s.n
 	d, g, y = d[:n], g[:n], y[:n]
 	z, x := s.z[:n], s.x[:n]
-	if !s.init {
-		copy(z, y)
-		copy(x, y)
-		s.init = true
-	}
 	c := s.cfg
-	s.t++
-	tf := float64(s.t)
+	tf := float64(s.t + 1) // t after this step
 	gamma := s.lr
 	bc2 := 1.0
 	if c.Adam {
@@ -264,18 +258,36 @@ func (s *ScheduleFree[T]) Compute(d, g, y []T) error {
 			gamma *= math.Sqrt(bc2)
 		}
 	}
-	s.gamma = gamma
-	s.lrMax = math.Max(s.lrMax, gamma)
-	w := math.Pow(tf, c.R) * math.Pow(s.lrMax, c.WeightLRPower)
-	s.wsum += w
+	lrMax := math.Max(s.lrMax, gamma)
+	w := math.Pow(tf, c.R) * math.Pow(lrMax, c.WeightLRPower)
+	wsum := s.wsum + w
+	if !finite(wsum) {
+		return overflow("ScheduleFree's averaging weight sum", wsum)
+	}
 	ck := 0.0
-	if s.wsum > 0 {
-		ck = w / s.wsum
+	if wsum > 0 {
+		ck = w / wsum
 	}
 	gm, wd := T(gamma), T(c.WeightDecay)
 	useWD := c.WeightDecay != 0
 	b, cb := T(c.Beta1), T(1-c.Beta1)
 	ct, cct := T(ck), T(1-ck)
+	b2, cb2 := T(c.Beta2), T(1-c.Beta2)
+	eps := T(c.Eps)
+	sbc := T(1)
+	if c.Adam && !c.PaperBiasCorrection {
+		sbc = T(math.Sqrt(bc2))
+	}
+	if err := s.check(g, y, gm, wd, ct, cct, b2, cb2, eps, sbc); err != nil {
+		return err
+	}
+	if !s.init {
+		copy(z, y)
+		copy(x, y)
+		s.init = true
+	}
+	s.t++
+	s.gamma, s.lrMax, s.wsum = gamma, lrMax, wsum
 	inv := 1 / s.lr
 	if !c.Adam {
 		for i := range g {
@@ -292,12 +304,6 @@ func (s *ScheduleFree[T]) Compute(d, g, y []T) error {
 		return nil
 	}
 	v := s.v[:n]
-	b2, cb2 := T(c.Beta2), T(1-c.Beta2)
-	eps := T(c.Eps)
-	sbc := T(1)
-	if !c.PaperBiasCorrection {
-		sbc = T(math.Sqrt(bc2))
-	}
 	for i := range g {
 		gi := g[i]
 		vi := T(b2*v[i]) + T(cb2*T(gi*gi))
@@ -310,6 +316,37 @@ func (s *ScheduleFree[T]) Compute(d, g, y []T) error {
 		xi := T(cct*x[i]) + T(ct*zi)
 		z[i], x[i] = zi, xi
 		d[i] = T(float64(y[i]-(T(cb*zi)+T(b*xi))) * inv)
+	}
+	return nil
+}
+
+// check runs Compute's update of z, x (and v) without writing it, and
+// returns an error if a value would not be finite.
+func (s *ScheduleFree[T]) check(g, y []T, gm, wd, ct, cct, b2, cb2, eps, sbc T) error {
+	n := s.n
+	z, x := s.z[:n], s.x[:n]
+	if !s.init {
+		z, x = y, y
+	}
+	useWD := s.cfg.WeightDecay != 0
+	for i := range g {
+		gi, u := g[i], g[i]
+		if s.cfg.Adam {
+			vi := T(b2*s.v[i]) + T(cb2*T(gi*gi))
+			if !finite(float64(vi)) {
+				return overflow(fmt.Sprintf("ScheduleFree's v[%d]", i), float64(vi))
+			}
+			u = gi / (T(math.Sqrt(float64(vi)))/sbc + eps)
+			if useWD {
+				u += T(wd * y[i])
+			}
+		} else if useWD {
+			u += T(wd * y[i])
+		}
+		zi := z[i] - T(gm*u)
+		if xi := T(cct*x[i]) + T(ct*zi); !finite(float64(zi)) || !finite(float64(xi)) {
+			return overflow(fmt.Sprintf("ScheduleFree's z[%d] or x[%d]", i, i), float64(zi+xi))
+		}
 	}
 	return nil
 }
