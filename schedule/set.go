@@ -155,7 +155,7 @@ var setters = map[string]setter{
 	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
 	"ls_dir":            {help: "SSLS line-search direction: g (Algorithm 2, statopt) or d (the update's direction d_k)"},
-	"drop_steps":        {help: "constant-and-cut drop steps, comma-separated"},
+	"drop_steps":        {help: "constant-and-cut drop steps, comma-separated (empty: none)"},
 }
 
 func init() {
@@ -204,7 +204,10 @@ func init() {
 		var steps []int
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f == "" {
-				continue
+				if strings.TrimSpace(v) == "" {
+					break // an empty value: no drops
+				}
+				return fmt.Errorf("schedule: --set drop_steps=%s: an empty item (give steps, as in 100,200, or nothing for no drops)", v)
 			}
 			i, err := strconv.Atoi(f)
 			if err != nil {

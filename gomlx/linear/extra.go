@@ -2,7 +2,6 @@ package linear
 
 import (
 	"fmt"
-	"math"
 )
 
 // Evaluate returns the mean cross-entropy (without the L2 term) and the
@@ -61,8 +60,8 @@ func (t *Softmax) Apply(d []float32, lr float64) (x1d, d2 float64, err error) {
 	if len(d) != len(t.X) {
 		return 0, 0, fmt.Errorf("linear: Apply: len(d) = %d: must be %d", len(d), len(t.X))
 	}
-	if !(lr > 0) || math.IsInf(lr, 0) {
-		return 0, 0, fmt.Errorf("linear: lr = %v: must be finite and > 0", lr)
+	if err := checkLR(lr); err != nil {
+		return 0, 0, err
 	}
 	t.y = nil
 	a := float32(lr)
@@ -82,8 +81,8 @@ func (t *Softmax) Plain(lr float64) error {
 	if t.y == nil {
 		return fmt.Errorf("linear: Plain before Grad")
 	}
-	if !(lr > 0) || math.IsInf(lr, 0) {
-		return fmt.Errorf("linear: lr = %v: must be finite and > 0", lr)
+	if err := checkLR(lr); err != nil {
+		return err
 	}
 	t.y = nil
 	axpy(-float32(lr), t.direction(), t.X)

@@ -220,8 +220,8 @@ func (t *Softmax) Update(lr float64) (x1d, d2 float64, err error) {
 	if t.y == nil {
 		return 0, 0, fmt.Errorf("linear: Update before Grad")
 	}
-	if !(lr > 0) || math.IsInf(lr, 0) {
-		return 0, 0, fmt.Errorf("linear: lr = %v: must be finite and > 0", lr)
+	if err := checkLR(lr); err != nil {
+		return 0, 0, err
 	}
 	t.y = nil // g is spent
 	d := t.direction()
@@ -277,4 +277,13 @@ func logits(z, X, W, b []float32, in, out int) {
 			zi[j] += b[j]
 		}
 	}
+}
+
+// checkLR checks a learning rate, which the updates use as a float32: finite,
+// > 0, and neither overflowing float32 nor rounding to 0 there.
+func checkLR(lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) || float32(lr) == 0 || math.IsInf(float64(float32(lr)), 0) {
+		return fmt.Errorf("linear: lr = %v: must be within float32's range (%v to %v)", lr, math.SmallestNonzeroFloat32, math.MaxFloat32)
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package linear
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -161,6 +163,28 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := tr.Trial(1); err == nil {
 		t.Error("Trial before Grad accepted")
+	}
+	// A rate that rounds to 0 or +Inf in float32 is refused by every update,
+	// which leaves the parameters and g unspent; before, 1e-46 was accepted
+	// and moved nothing.
+	x := []float32{1, 2, 3, 4}
+	for _, lr := range []float64{1e-46, 1e39, 0, math.NaN()} {
+		x0 := slices.Clone(tr.X)
+		for name, f := range map[string]func() error{
+			"Update": func() error { _, _, err := tr.Update(lr); return err },
+			"Apply":  func() error { _, _, err := tr.Apply(make([]float32, len(tr.X)), lr); return err },
+			"Plain":  func() error { return tr.Plain(lr) },
+		} {
+			if _, _, err := tr.Grad(x, []int32{0, 1}); err != nil {
+				t.Fatal(err)
+			}
+			if err := f(); err == nil || !strings.Contains(err.Error(), "must be within float32's range") {
+				t.Errorf("%s(%v): err = %v", name, lr, err)
+			}
+		}
+		if !slices.Equal(tr.X, x0) {
+			t.Errorf("lr %v: a refused update moved the parameters", lr)
+		}
 	}
 }
 

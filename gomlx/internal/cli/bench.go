@@ -16,6 +16,10 @@ func init() {
 
 // benchShape is the shape of a dataset's examples for random bench data:
 // images H×W×C with classes, or a text's vocabulary.
+// maxBenchBatch bounds bench's --batch: its 10 batches of CIFAR-10's shape
+// then take 1 GB.
+const maxBenchBatch = 8192
+
 func benchShape(dataset string) (h, w, c, classes int, err error) {
 	switch dataset {
 	case "mnist", "fashion-mnist":
@@ -69,6 +73,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *rounds < 1 || *steps < 1 {
 		return fmt.Errorf("--rounds %d, --steps %d: must be ≥ 1", *rounds, *steps)
+	}
+	if *batch > maxBenchBatch {
+		return fmt.Errorf("--batch %d: must be in [1, %d] (or 0 for the model's default): bench holds 10 batches of random data in memory", *batch, maxBenchBatch)
 	}
 	h, w, c, classes, err := benchShape(*dataset)
 	if err != nil {

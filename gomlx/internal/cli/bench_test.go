@@ -20,6 +20,8 @@ func TestBenchEngineErrors(t *testing.T) {
 		{[]string{"--engines", " , "}, []string{`--engines " , "`, "name at least one engine: gomlx, native"}},
 		{[]string{"--model", "mlp", "--engines", ","}, []string{"name at least one engine: gomlx for --model mlp"}},
 		{[]string{"--engines", "native,native"}, []string{"--engines native,native:", `"native" is named twice`}},
+		// a huge batch was an out-of-memory crash of the runtime
+		{[]string{"--engines", "native", "--batch", "999999999"}, []string{"--batch 999999999: must be in [1, 8192]"}},
 	} {
 		code, out, errs := run(t, append([]string{"bench", "--rounds", "1", "--steps", "1"}, c.args...)...)
 		if code != 1 || out != "" {

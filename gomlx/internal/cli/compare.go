@@ -36,6 +36,9 @@ func splitList(flagName, v string) ([]string, error) {
 	return out, nil
 }
 
+// maxSeeds bounds --seeds: a grid of each seed's runs is built up front.
+const maxSeeds = 1000
+
 func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", stderr)
 	cfg := compare.Config{}
@@ -114,8 +117,8 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch {
-	case cfg.Seeds < 1:
-		return fmt.Errorf("--seeds %d: must be ≥ 1", cfg.Seeds)
+	case cfg.Seeds < 1 || cfg.Seeds > maxSeeds:
+		return fmt.Errorf("--seeds %d: must be in [1, %d]", cfg.Seeds, maxSeeds)
 	case cfg.Jobs < 0 || cfg.Jobs > runtime.NumCPU():
 		return fmt.Errorf("--jobs %d: must be between 1 and the %d cores (0: automatic)", cfg.Jobs, runtime.NumCPU())
 	case !(cfg.HoldOut > 0 && cfg.HoldOut < 1):

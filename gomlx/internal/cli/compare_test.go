@@ -368,7 +368,8 @@ func TestCompareFlagErrors(t *testing.T) {
 		{[]string{"--methods", "salsa", "--mirror", "http://x"}, 1, "--mirror http://x: is used only with --download"},
 		{[]string{"--methods", "salsa", "--sweep", "delta=0.01,0.01"}, 1, "would share the directory"},
 		{[]string{}, 2, "--methods is required; the methods are salsa"},
-		{[]string{"--methods", "salsa", "--seeds", "0"}, 1, "--seeds 0: must be ≥ 1"},
+		{[]string{"--methods", "salsa", "--seeds", "0"}, 1, "--seeds 0: must be in [1, 1000]"},
+		{[]string{"--methods", "salsa", "--seeds", "99999999999"}, 1, "--seeds 99999999999: must be in [1, 1000]"}, // was an out-of-memory crash
 		{[]string{"--methods", "salsa", "--lr0s", "0.01,x"}, 1, `--lr0s 0.01,x: "x": each rate must be a finite number > 0`},
 		{[]string{"--methods", "salsa", "--lr0s", "0.01,-1"}, 1, `"-1": each rate must be a finite number > 0`},
 		{[]string{"--methods", "salsa", "--jobs", "999"}, 1, "--jobs 999: must be between 1 and the"},

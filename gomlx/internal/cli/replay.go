@@ -133,6 +133,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	sched, _ := replay.Scheduler(m)
 	for _, kv := range sets.pairs() {
+		if kv[0] == "lr0" && lr0Set {
+			return fmt.Errorf("--lr0 %v and --set lr0=%s both set α_0: give one", *lr0, kv[1])
+		}
 		if err := cfg.Set(kv[0], kv[1]); err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func (l *intList) Set(v string) error {
 	*l = nil
 	for _, f := range strings.Split(v, ",") {
 		if f = strings.TrimSpace(f); f == "" {
-			continue
+			return fmt.Errorf("%q: an empty item (give epochs, as in 10,20; without --drops shb-hand cuts after one and two thirds of --epochs)", v)
 		}
 		i, err := strconv.Atoi(f)
 		if err != nil {

@@ -121,6 +121,9 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"train", "--out", dir, "--no-plots=maybe"}, 2, `--no-plots "maybe": must be true or false (1 or 0)`},
 		{[]string{"compare", "--out", dir, "--seeds", "x"}, 2, "salsa compare: --seeds \"x\": must be an integer\nRun 'salsa help compare'"},
 		{[]string{"train", "--out", dir, "--drops", "1,a"}, 2, `"a" is not an integer epoch`},
+		// an empty item used to be skipped, and "," gave the default cuts
+		{[]string{"train", "--out", dir, "--method", "shb-hand", "--drops", ","}, 2, `",": an empty item`},
+		{[]string{"train", "--out", dir, "--method", "shb-hand", "--drops", "2,"}, 2, `"2,": an empty item`},
 		{[]string{"train", "--out", dir, "--set", "theta"}, 2, `"theta": want key=value`},
 		{[]string{"train", "--out", dir, "--set", "tau=7"}, 1, "salsa train: --set tau=7: must be in (0, 1)\n"},
 		{[]string{"train", "--out", dir, "--engine", "native", "--model", "mlp"}, 1, "--engine native: only --model logreg"},

@@ -151,6 +151,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--preset %s: must be paper or statopt", o.Preset)
 	case !(o.LR0 > 0) || math.IsInf(o.LR0, 0):
 		return fmt.Errorf("--lr0 %v: must be finite and > 0", o.LR0)
+	case float32(o.LR0) == 0 || math.IsInf(float64(float32(o.LR0)), 0):
+		return fmt.Errorf("--lr0 %v: must be within float32's range, where the engines keep the rate (%v to %v)", o.LR0, math.SmallestNonzeroFloat32, math.MaxFloat32)
 	case o.Epochs < 1:
 		return fmt.Errorf("--epochs %d: must be ≥ 1", o.Epochs)
 	case o.Limit < 0:
@@ -385,6 +387,10 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		}
 		p.StepsPerEpoch = (p.NTrain + o.Batch - 1) / o.Batch
 		nSched = p.NTrain
+	}
+	if o.Epochs > math.MaxInt32/p.StepsPerEpoch {
+		return nil, fmt.Errorf("--epochs %d: must be ≤ %d: a run of %d steps per epoch must make at most %d steps",
+			o.Epochs, math.MaxInt32/p.StepsPerEpoch, p.StepsPerEpoch, math.MaxInt32)
 	}
 	cfg, err := schedule.Defaults(schedule.Preset(o.Preset), nSched, o.Batch, o.LR0)
 	if err != nil {

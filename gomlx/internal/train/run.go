@@ -96,12 +96,13 @@ func newEngine(p *Plan, train *Split) (Engine, error) {
 }
 
 // ChooseEngine picks the engine for a plan: "auto" is native for a linear
-// model when it is registered, else gomlx.
+// model when it is registered and the plan needs nothing it lacks (weight
+// decay on the weights only, gradient clipping), else gomlx.
 func ChooseEngine(p *Plan) (string, error) {
 	e := p.Options.Engine
 	if e == "" || e == "auto" {
 		e = "gomlx"
-		if p.Options.Model == "logreg" && Engines["native"] != nil && p.Direction.DecayAll {
+		if p.Options.Model == "logreg" && Engines["native"] != nil && p.Direction.DecayAll && p.Direction.Clip == 0 {
 			e = "native"
 		}
 	}
@@ -113,6 +114,9 @@ func ChooseEngine(p *Plan) (string, error) {
 	}
 	if e == "native" && !p.Direction.DecayAll {
 		return "", errors.New("--engine native decays every parameter: --set decay=weights needs --engine gomlx")
+	}
+	if e == "native" && p.Direction.Clip != 0 {
+		return "", fmt.Errorf("--engine native does not clip the gradient: --set clip=%v needs --engine gomlx", p.Direction.Clip)
 	}
 	return e, nil
 }
@@ -493,9 +497,9 @@ func (ck *Checkpoint) count(evs []schedule.Event) {
 // checkpoint.gob as it was, and returns an error that names the step, the
 // files that exist and what to try.
 func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) error {
-	what := err.Error()
+	what, hint := err.Error(), ""
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		what = fmt.Sprintf("the training loss is %v", loss)
+		what, hint = fmt.Sprintf("the training loss is %v", loss), ". Try a smaller --lr0, or another --method"
 	}
 	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
 	if _, werr := appendLogs(out, ck, nil); werr != nil {
@@ -505,7 +509,7 @@ func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) err
 	if _, serr := os.Stat(filepath.Join(out, "checkpoint.gob")); serr == nil {
 		ckpt = fmt.Sprintf("the checkpoint of step %d in %s is intact (salsa train --resume --out %s)", ck.Saved, out, out)
 	}
-	return fmt.Errorf("step %d (epoch %d): %s: stopping; %s; %s. Try a smaller --lr0, or another --method", k, ck.Epoch, what, logs, ckpt)
+	return fmt.Errorf("step %d (epoch %d): %s: stopping; %s; %s%s", k, ck.Epoch, what, logs, ckpt, hint)
 }
 
 // appendLogs cuts steps.csv.gz, events.csv and epochs.csv back to the

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -287,6 +288,11 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Preset = "x" }, "--preset x: must be paper or statopt"},
 		{func(o *Options) { o.LR0 = -1 }, "--lr0 -1: must be finite and > 0"},
 		{func(o *Options) { o.Epochs = 0 }, "--epochs 0: must be ≥ 1"},
+		// float32 holds the rate in both engines: 1e-307 was refused mid-run
+		{func(o *Options) { o.LR0 = 1e-307 }, "--lr0 1e-307: must be within float32's range, where the engines keep the rate"},
+		{func(o *Options) { o.LR0 = 1e39 }, "--lr0 1e+39: must be within float32's range"},
+		// the budget overflowed int: cosine's total_steps was -2
+		{func(o *Options) { o.Method, o.Epochs = "cosine", math.MaxInt }, "--epochs 9223372036854775807: must be ≤ "},
 		{func(o *Options) { o.Batch = -1 }, "--batch -1: must be ≥ 1 (or 0 for the model's default, 128 for logreg)"},
 		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{2, 1} }, "--drops [2 1]: the epochs must be strictly increasing (1 after 2)"},
 		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{0} }, "--drops [0]: epoch 0: a cut comes after an epoch ≥ 1"},
@@ -527,5 +533,38 @@ func TestCheckpointIsBounded(t *testing.T) {
 	if _, err := Run(context.Background(), &ck.Plan, dir, ck, 0, train, nil, test, nil, nil); err == nil ||
 		!strings.Contains(err.Error(), "events.csv has 3 bytes") {
 		t.Errorf("resume with a shortened events.csv: %v, want an error naming it", err)
+	}
+}
+
+// TestChooseEngine: auto takes the native engine for logreg only when the
+// plan needs nothing it lacks; naming it for such a plan is an error. Before,
+// --set clip was accepted on logreg and ignored by the native engine.
+func TestChooseEngine(t *testing.T) {
+	for _, c := range []struct {
+		engine string
+		sets   [][2]string
+		want   string // the engine, or a part of the error
+	}{
+		{"auto", nil, "native"},
+		{"auto", [][2]string{{"clip", "0.5"}}, "gomlx"},
+		{"auto", [][2]string{{"decay", "weights"}}, "gomlx"},
+		{"native", nil, "native"},
+		{"native", [][2]string{{"clip", "0.5"}}, "--engine native does not clip the gradient: --set clip=0.5 needs --engine gomlx"},
+		{"native", [][2]string{{"decay", "weights"}}, "--set decay=weights needs --engine gomlx"},
+		{"gomlx", [][2]string{{"clip", "0.5"}}, "gomlx"},
+	} {
+		o := Options{Dataset: "mnist", Model: "logreg", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Batch: 4, Seed: 1,
+			Engine: c.engine, Sets: c.sets}
+		p, err := NewPlan(o, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ChooseEngine(p)
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, c.want) || (err == nil) != (c.want == "native" || c.want == "gomlx") {
+			t.Errorf("--engine %s %v: %q, want %q", c.engine, c.sets, got, c.want)
+		}
 	}
 }
