@@ -1,6 +1,9 @@
 package schedule
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // CosineConfig is cosine decay with a linear warmup, a schedule that needs
 // the budget: α_k = LR·k/W for k ≤ W, then
@@ -43,14 +46,14 @@ func (c CosineConfig) Validate() error {
 		return err
 	}
 	if c.WarmupSteps >= c.Steps {
-		return &FieldError{"CosineConfig.WarmupSteps", c.WarmupSteps, "must be < Steps (the budget)"}
+		return &FieldError{"CosineConfig.WarmupSteps", c.WarmupSteps, fmt.Sprintf("must be < the budget's %d steps", c.Steps)}
 	}
 	return checkMinLR("CosineConfig.MinLR", c.MinLR, c.LR)
 }
 
 func checkMinLR(field string, v, lr float64) error {
 	if !(v >= 0 && v < lr) {
-		return &FieldError{field, v, "must be ≥ 0 and < the peak rate"}
+		return &FieldError{field, v, fmt.Sprintf("must be ≥ 0 and < the peak rate, %v", lr)}
 	}
 	return nil
 }
@@ -72,7 +75,8 @@ func (c WSDConfig) Validate() error {
 		return err
 	}
 	if c.WarmupSteps > c.Steps-c.decaySteps() {
-		return &FieldError{"WSDConfig.WarmupSteps", c.WarmupSteps, "must leave the decay its share of the budget (≤ Steps − DecayFraction·Steps)"}
+		return &FieldError{"WSDConfig.WarmupSteps", c.WarmupSteps, fmt.Sprintf("must leave the decay its share of the budget: ≤ %d steps (the budget's %d − the decay's %d)",
+			c.Steps-c.decaySteps(), c.Steps, c.decaySteps())}
 	}
 	return nil
 }

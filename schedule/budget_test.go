@@ -164,10 +164,10 @@ func TestBudgetConfigErrors(t *testing.T) {
 		want string
 	}{
 		{"cosine", func(c *schedule.Config) { c.Cosine.Steps = 0 }, "CosineConfig.Steps = 0: must be ≥ 1"},
-		{"cosine", func(c *schedule.Config) { c.Cosine.WarmupSteps = 400 }, "CosineConfig.WarmupSteps = 400: must be < Steps"},
-		{"cosine", func(c *schedule.Config) { c.Cosine.MinLR = 1 }, "CosineConfig.MinLR = 1: must be ≥ 0 and < the peak rate"},
+		{"cosine", func(c *schedule.Config) { c.Cosine.WarmupSteps = 400 }, "CosineConfig.WarmupSteps = 400: must be < the budget's 400 steps"},
+		{"cosine", func(c *schedule.Config) { c.Cosine.MinLR = 1 }, "CosineConfig.MinLR = 1: must be ≥ 0 and < the peak rate, 0.05"},
 		{"wsd", func(c *schedule.Config) { c.WSD.DecayFraction = 0 }, "WSDConfig.DecayFraction = 0: must be in (0, 1]"},
-		{"wsd", func(c *schedule.Config) { c.WSD.WarmupSteps = 390 }, "WSDConfig.WarmupSteps = 390"},
+		{"wsd", func(c *schedule.Config) { c.WSD.WarmupSteps = 390 }, "WSDConfig.WarmupSteps = 390: must leave the decay its share of the budget: ≤ 320 steps (the budget's 400 − the decay's 80)"},
 		{"plateau", func(c *schedule.Config) { c.Plateau.Factor = 1 }, "PlateauConfig.Factor = 1: must be in (0, 1)"},
 		{"plateau", func(c *schedule.Config) { c.Plateau.Threshold = -1 }, "PlateauConfig.Threshold = -1"},
 	} {

@@ -42,6 +42,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	name := args[0]
 	if name == "help" {
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "salsa help: %q: give one command, as in 'salsa help %s'\n", strings.Join(args[1:], " "), args[1])
+			return 2
+		}
+		if args[1] == "help" {
+			usage(stdout)
+			return 0
+		}
 		name, args = args[1], []string{args[1], "-h"}
 	}
 	c, ok := commands[name]

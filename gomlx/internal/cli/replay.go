@@ -123,7 +123,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			*lr0 = first
 		}
 		if cfg, err = schedule.Defaults(p, *n, *batch, *lr0); err != nil {
-			return err
+			return fmt.Errorf("--n %d, --batch %d, --lr0 %v: %w", *n, *batch, *lr0, err)
 		}
 	}
 	if *lr0 != 0 {
@@ -153,6 +153,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 				if slices.Contains(keys, kv[0]) {
 					return fmt.Errorf("--set %s=%s: %s", kv[0], kv[1], fe.Want)
 				}
+			}
+			if len(keys) > 0 { // a setting the config or the defaults left out of range
+				return fmt.Errorf("--set %s=%v (not given): %s", keys[0], fe.Value, fe.Want)
 			}
 		}
 		return err

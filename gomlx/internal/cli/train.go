@@ -244,6 +244,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		p.Data = src.Files()
+		for _, w := range p.Warnings() {
+			fmt.Fprintln(stderr, "warning: "+w)
+		}
 	}
 	tr, val, test, err := train.Splits(src, p)
 	if err != nil {

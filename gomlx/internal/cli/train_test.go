@@ -153,6 +153,13 @@ func TestUsageAndVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "usage: salsa train") || errs != "" {
 		t.Errorf("help train: exit %d, stdout %d bytes, stderr %q", code, len(out), errs)
 	}
+	// 'help help' is the usage; extra words are refused, not ignored
+	if code, out, _ = run(t, "help", "help"); code != 0 || !strings.Contains(out, "commands:") {
+		t.Errorf("help help: exit %d, %q", code, out)
+	}
+	if code, _, errs = run(t, "help", "train", "extra"); code != 2 || !strings.Contains(errs, `salsa help: "train extra": give one command`) {
+		t.Errorf("help train extra: exit %d, stderr %q", code, errs)
+	}
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		code, out, _ = run(t, args...)
 		if code != 0 || !strings.Contains(out, "github.com/gomlx/gomlx ") || !strings.Contains(out, "simd ") {

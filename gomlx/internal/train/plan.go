@@ -190,6 +190,35 @@ func (o *Options) Warnings() []string {
 	return w
 }
 
+// Warnings lists what the plan allows but will not do within the run's
+// steps: a budget (total_steps) shorter than the run, whose rate is then
+// kept for the steps past it; a forced switch after the last step; an
+// adam-warmup warmup longer than the run.
+func (p *Plan) Warnings() []string {
+	var w []string
+	steps := p.Options.Epochs * p.StepsPerEpoch
+	c := p.Schedule
+	budget := 0
+	switch p.Scheduler {
+	case "cosine":
+		budget = c.Cosine.Steps
+	case "wsd":
+		budget = c.WSD.Steps
+	case "salsa-budget", "salsa-probe":
+		budget = c.Tail.Steps
+	}
+	if budget > 0 && budget < steps {
+		w = append(w, fmt.Sprintf("--set total_steps=%d: the run makes %d steps; the steps past the budget keep its last rate", budget, steps))
+	}
+	if c.ForceSwitchAt > steps && schedule.KeyApplies("force_switch_at", p.Scheduler) {
+		w = append(w, fmt.Sprintf("--set force_switch_at=%d: the run makes %d steps, so it never forces the switch", c.ForceSwitchAt, steps))
+	}
+	if p.Scheduler == "warmup" && c.Warmup.Steps > steps {
+		w = append(w, fmt.Sprintf("the warmup of %d steps outlasts the run's %d steps: the rate never reaches its peak", c.Warmup.Steps, steps))
+	}
+	return w
+}
+
 // FillDefaults sets what a new run takes from the other options when not
 // given: shb-hand's cuts (DefaultDrops of the epochs).
 func (o *Options) FillDefaults() {
@@ -519,6 +548,14 @@ func userError(err error, o Options) error {
 	}
 	if _, isBool := fe.Value.(bool); isBool && typed != "" {
 		return fmt.Errorf("--set %s=%s: %s", key, typed, fe.Want) // as typed, not Go's true or false
+	}
+	if key == "" && slices.Contains(keys, "warmup_steps") {
+		// warmup_epochs sets the warmup of the budgeted methods in steps
+		for _, kv := range o.Sets {
+			if kv[0] == "warmup_epochs" {
+				return fmt.Errorf("--set warmup_epochs=%s (%v steps): %s", kv[1], fe.Value, fe.Want)
+			}
+		}
 	}
 	switch {
 	case key != "":

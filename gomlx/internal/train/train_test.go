@@ -291,6 +291,8 @@ func TestOptionErrors(t *testing.T) {
 		// float32 holds the rate in both engines: 1e-307 was refused mid-run
 		{func(o *Options) { o.LR0 = 1e-307 }, "--lr0 1e-307: must be within float32's range, where the engines keep the rate"},
 		{func(o *Options) { o.LR0 = 1e39 }, "--lr0 1e+39: must be within float32's range"},
+		// warmup_epochs is named as typed, with the steps it makes
+		{func(o *Options) { o.Method = "cosine"; o.Sets = [][2]string{{"warmup_epochs", "1000"}} }, "--set warmup_epochs=1000 (20000 steps): must be < the budget's 60 steps"},
 		// the budget overflowed int: cosine's total_steps was -2
 		{func(o *Options) { o.Method, o.Epochs = "cosine", math.MaxInt }, "--epochs 9223372036854775807: must be ≤ "},
 		{func(o *Options) { o.Batch = -1 }, "--batch -1: must be ≥ 1 (or 0 for the model's default, 128 for logreg)"},
@@ -565,6 +567,34 @@ func TestChooseEngine(t *testing.T) {
 		}
 		if !strings.Contains(got, c.want) || (err == nil) != (c.want == "native" || c.want == "gomlx") {
 			t.Errorf("--engine %s %v: %q, want %q", c.engine, c.sets, got, c.want)
+		}
+	}
+}
+
+// TestPlanWarnings: settings that cannot act within the run's steps are
+// accepted with a warning; before, a budget shorter than the run or a switch
+// forced after its end went by without a word.
+func TestPlanWarnings(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		sets   [][2]string
+		want   string // "" for no warning
+	}{
+		{"cosine", nil, ""},
+		{"wsd", [][2]string{{"total_steps", "5"}}, "--set total_steps=5: the run makes 60 steps; the steps past the budget keep its last rate"},
+		{"salsa-budget", [][2]string{{"total_steps", "1"}}, "--set total_steps=1: the run makes 60 steps"},
+		{"salsa", [][2]string{{"force_switch_at", "100000"}}, "--set force_switch_at=100000: the run makes 60 steps, so it never forces the switch"},
+		{"salsa", [][2]string{{"force_switch_at", "60"}}, ""},
+		{"adam-warmup", [][2]string{{"warmup_epochs", "1000"}}, "the warmup of 20000 steps outlasts the run's 60 steps"},
+	} {
+		o := Options{Dataset: "mnist", Model: "logreg", Method: c.method, Preset: "paper", LR0: 0.01, Epochs: 3, Batch: 32, Sets: c.sets}
+		p, err := NewPlan(o, 640)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.method, c.sets, err)
+		}
+		w := p.Warnings()
+		if c.want == "" && len(w) > 0 || c.want != "" && (len(w) != 1 || !strings.Contains(w[0], c.want)) {
+			t.Errorf("%s %v: warnings %q, want %q", c.method, c.sets, w, c.want)
 		}
 	}
 }
