@@ -23,12 +23,12 @@ const lockFile = ".salsa.lock"
 // that gave dir, for the error.
 func lockDir(flag, dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--%s %s: %w", flag, dir, err)
 	}
 	path := filepath.Join(dir, lockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--%s %s: %w", flag, dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()

@@ -53,8 +53,8 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	lr0Set := false
-	fs.Visit(func(f *flag.Flag) { lr0Set = lr0Set || f.Name == "lr0" })
+	lr0Set, presetSet := false, false
+	fs.Visit(func(f *flag.Flag) { lr0Set, presetSet = lr0Set || f.Name == "lr0", presetSet || f.Name == "preset" })
 	if lr0Set && (!(*lr0 > 0) || math.IsInf(*lr0, 0)) {
 		return fmt.Errorf("--lr0 %v: must be finite and > 0", *lr0)
 	}
@@ -106,6 +106,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		p := schedule.Preset(*preset)
+		if presetSet && p != schedule.PresetPaper && p != schedule.PresetStatopt {
+			return fmt.Errorf("--preset %q: must be paper or statopt", *preset)
+		}
 		if p == "" {
 			p = schedule.PresetPaper
 		}

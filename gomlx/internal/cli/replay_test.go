@@ -401,6 +401,7 @@ func TestReplayRunErrors(t *testing.T) {
 		{[]string{"replay", "--run", dir, "--lr0", "-1"}, 1, "--lr0 -1: must be finite and > 0"},
 		{[]string{"replay", "--run", dir, "--lr0", "0"}, 1, "--lr0 0: must be finite and > 0"},
 		{[]string{"replay", "--trace", steps, "--n", "256", "--batch", "1000", "--lr0", "0.01"}, 1, "--n 256, --batch 1000, --lr0 0.01: schedule: b = 1000: the mini-batch size must be in [1, n=256]"},
+		{[]string{"replay", "--trace", steps, "--n", "256", "--batch", "128", "--lr0", "0.01", "--preset", ""}, 1, `--preset "": must be paper or statopt`},
 		// a budget left unset names its key, not the Go field
 		{[]string{"replay", "--trace", steps, "--n", "256", "--batch", "128", "--lr0", "0.01", "--method", "cosine"}, 1, "--set total_steps=0 (not given): must be ≥ 1"},
 		// --set lr0 used to win over --lr0 without a word

@@ -105,12 +105,17 @@ func TestTrainDownload(t *testing.T) {
 
 func TestTrainFlagErrors(t *testing.T) {
 	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"train"}, 2, "--out is required"},
+		{[]string{"train", "--out", file, "--limit", "256", "--test-limit", "256", "--epochs", "1", "--no-plots"}, 1, "--out " + file + ": mkdir " + file + ": not a directory"},
 		{[]string{"train", "--out", dir, "--method", "sgd"}, 1, "--method sgd: must be one of"},
 		{[]string{"train", "--out", dir, "--lr0", "-1"}, 1, "--lr0 -1: must be finite and > 0"},
 		// A value that does not parse: the flag, the value and what it takes.
