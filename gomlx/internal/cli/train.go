@@ -143,7 +143,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Epochs, "epochs", 30, "epochs")
 	fs.IntVar(&o.Batch, "batch", 0, "mini-batch size (0: the model's default: 128 for images, 32 for lstm, 20 for lstm-paper)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the per-epoch shuffles of an image set, and of the model's initial weights, dropout and augmentation")
-	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, else gomlx), gomlx or native")
+	fs.StringVar(&o.Engine, "engine", "auto", "engine: auto (native for logreg, unless --set decay=weights or clip needs gomlx; else gomlx), gomlx or native")
 	fs.StringVar(&o.Label, "label", "", "legend label for plots (default: the method)")
 	fs.IntVar(&o.Limit, "limit", 0, "train on the first `N` training examples (tokens for a text) only, for a quick try (0: all)")
 	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first `N` test examples (tokens for a text, whose validation split it limits too) only, to make each epoch's evaluation cheaper (0: all)")

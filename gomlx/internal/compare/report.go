@@ -55,22 +55,27 @@ func readEpochs(path string) ([]epoch, error) {
 			}
 			continue
 		}
-		if len(cells) < 2 {
-			continue
+		if len(cells) != len(col) {
+			return nil, fmt.Errorf("%s: line %d has %d cells: the header has %d", path, line, len(cells), len(col))
 		}
+		var bad error
 		num := func(name string) float64 {
 			i, ok := col[name]
-			if !ok || i >= len(cells) || cells[i] == "" {
+			if !ok || cells[i] == "" { // a column this run does not log
 				return math.NaN()
 			}
 			v, err := strconv.ParseFloat(cells[i], 64)
-			if err != nil {
-				return math.NaN()
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("%s: line %d, column %s: %q is not a number", path, line, name, cells[i])
 			}
 			return v
 		}
-		out = append(out, epoch{Epoch: int(num("epoch")), Steps: int(num("steps")), LR: num("lr"), TestAcc: num("test_acc"),
-			TestPPL: num("test_ppl"), ValLoss: num("val_loss"), ValAcc: num("val_acc"), Seconds: num("seconds"), TrainLoss: num("train_loss")})
+		e := epoch{Epoch: int(num("epoch")), Steps: int(num("steps")), LR: num("lr"), TestAcc: num("test_acc"),
+			TestPPL: num("test_ppl"), ValLoss: num("val_loss"), ValAcc: num("val_acc"), Seconds: num("seconds"), TrainLoss: num("train_loss")}
+		if bad != nil {
+			return nil, bad
+		}
+		out = append(out, e)
 	}
 	return out, sc.Err()
 }
