@@ -190,23 +190,9 @@ func (p *Prodigy[T]) Compute(d, g, x []T) error {
 		p.init = true
 	}
 	c := p.cfg
-	b3 := c.beta3()
-	bc := 1.0
-	if c.BiasCorrection {
-		tf := float64(p.t + 1)
-		bc = math.Sqrt(1-math.Pow(c.Beta2, tf)) / (1 - math.Pow(c.Beta1, tf))
-	}
-	dk := p.dk
-	dlr := dk * p.lr * bc
-	sw := (dk / c.D0) * dlr
-	if c.SafeguardWarmup {
-		sw = (dk / c.D0) * dk
-	}
-	l2 := c.WeightDecay != 0 && !c.Decoupled
-	wd := T(c.WeightDecay)
-	b1, cb1 := T(c.Beta1), T(dk*(1-c.Beta1))
-	b2, cb2 := T(c.Beta2), T(dk*dk*(1-c.Beta2))
-	tb3, tsw := T(b3), T(sw)
+	k := p.coefs()
+	b3, bc, dk, dlr, l2, wd := k.b3, k.bc, k.dk, k.dlr, k.l2, k.wd
+	b1, cb1, b2, cb2, tb3, tsw := k.b1, k.cb1, k.b2, k.cb2, k.tb3, k.tsw
 	var ip, s1 float64
 	for i := range g {
 		gi := g[i]
@@ -248,14 +234,17 @@ func (p *Prodigy[T]) Compute(d, g, x []T) error {
 	return nil
 }
 
-// check runs Compute's update of the state without writing it, and returns
-// an error if a buffer or an estimate would not be finite.
-func (p *Prodigy[T]) check(g, x []T) error {
-	n := p.n
-	x0, s, m, v := p.x0[:n], p.s[:n], p.m[:n], p.v[:n]
-	if !p.init {
-		x0 = x
-	}
+// prodigyCoefs are the coefficients of a step of Prodigy, which Compute and
+// check share.
+type prodigyCoefs[T Float] struct {
+	b3, bc, dk, dlr float64 // β3, the bias correction, d_k and d_k·α·bc
+	l2              bool
+	wd, b1, cb1     T
+	b2, cb2         T
+	tb3, tsw        T // β3 and s's weight of g
+}
+
+func (p *Prodigy[T]) coefs() prodigyCoefs[T] {
 	c := p.cfg
 	b3 := c.beta3()
 	bc := 1.0
@@ -269,11 +258,23 @@ func (p *Prodigy[T]) check(g, x []T) error {
 	if c.SafeguardWarmup {
 		sw = (dk / c.D0) * dk
 	}
-	l2 := c.WeightDecay != 0 && !c.Decoupled
-	wd := T(c.WeightDecay)
-	b1, cb1 := T(c.Beta1), T(dk*(1-c.Beta1))
-	b2, cb2 := T(c.Beta2), T(dk*dk*(1-c.Beta2))
-	tb3, tsw := T(b3), T(sw)
+	return prodigyCoefs[T]{b3: b3, bc: bc, dk: dk, dlr: dlr, l2: c.WeightDecay != 0 && !c.Decoupled,
+		wd: T(c.WeightDecay), b1: T(c.Beta1), cb1: T(dk * (1 - c.Beta1)), b2: T(c.Beta2), cb2: T(dk * dk * (1 - c.Beta2)),
+		tb3: T(b3), tsw: T(sw)}
+}
+
+// check runs Compute's update of the state without writing it, and returns
+// an error if a buffer or an estimate would not be finite.
+func (p *Prodigy[T]) check(g, x []T) error {
+	n := p.n
+	x0, s, m, v := p.x0[:n], p.s[:n], p.m[:n], p.v[:n]
+	if !p.init {
+		x0 = x
+	}
+	c := p.cfg
+	k := p.coefs()
+	b3, dk, dlr, l2, wd := k.b3, k.dk, k.dlr, k.l2, k.wd
+	b1, cb1, b2, cb2, tb3, tsw := k.b1, k.cb1, k.b2, k.cb2, k.tb3, k.tsw
 	var ip, s1 float64
 	for i := range g {
 		gi := g[i]
