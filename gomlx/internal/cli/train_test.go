@@ -158,6 +158,12 @@ func TestUsageAndVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "usage: salsa train") || errs != "" {
 		t.Errorf("help train: exit %d, stdout %d bytes, stderr %q", code, len(out), errs)
 	}
+	// every command's -h starts with its usage line
+	for _, c := range []string{"train", "compare", "eval", "plot", "replay", "bench", "version"} {
+		if code, out, _ = run(t, c, "-h"); code != 0 || !strings.HasPrefix(out, "usage: salsa "+c) {
+			t.Errorf("%s -h: exit %d, stdout %.60q", c, code, out)
+		}
+	}
 	// 'help help' is the usage; extra words are refused, not ignored
 	if code, out, _ = run(t, "help", "help"); code != 0 || !strings.Contains(out, "commands:") {
 		t.Errorf("help help: exit %d, %q", code, out)

@@ -14,6 +14,9 @@ func init() {
 
 func runVersion(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("version", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: salsa version\n\nPrints the versions of salsa, Go and GoMLX, one per line, and whether the build has GoMLX's SIMD kernels.")
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -281,7 +281,7 @@ func (e *nativeEngine) MarshalBinary() ([]byte, error) {
 func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	var st nativeState
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
-		return fmt.Errorf("native engine state: %w", err)
+		return fmt.Errorf("native engine state: unreadable, the checkpoint is corrupt (%w)", err)
 	}
 	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) || (st.Saved != nil && len(st.Saved) != len(e.t.X)) ||
 		(st.Cand != nil && len(st.Cand) != len(e.t.X)) {
