@@ -142,7 +142,8 @@ func (a *DAdaptSGD[T]) Compute(d, g, x []T) error {
 	d, g, x = d[:n], g[:n], x[:n]
 	x0, s := a.x0[:n], a.s[:n]
 	c := a.cfg
-	if err := a.check(g, x); err != nil {
+	g0, ip, s2, err := a.next(g, x)
+	if err != nil {
 		return err
 	}
 	if c.WeightDecay != 0 {
@@ -152,7 +153,6 @@ func (a *DAdaptSGD[T]) Compute(d, g, x []T) error {
 		}
 	}
 	if !a.init {
-		g0 := math.Sqrt(norm2(g))
 		if g0 == 0 {
 			clear(d)
 			return nil
@@ -162,13 +162,8 @@ func (a *DAdaptSGD[T]) Compute(d, g, x []T) error {
 	}
 	dlr := a.dk * a.lr / a.g0
 	tl := T(dlr)
-	var ip, s2 float64
 	for i := range g {
-		gi := g[i]
-		ip += float64(float64(gi) * float64(s[i]))
-		si := s[i] + T(tl*gi)
-		s[i] = si
-		s2 += float64(float64(si) * float64(si))
+		s[i] += T(tl * g[i])
 	}
 	a.r += dlr * ip
 	if s2 > 0 {
@@ -190,9 +185,12 @@ func (a *DAdaptSGD[T]) Compute(d, g, x []T) error {
 	return nil
 }
 
-// check runs Compute's update of the state without writing it, and returns
-// an error if a buffer or an estimate would not be finite.
-func (a *DAdaptSGD[T]) check(g, x []T) error {
+// next returns what the step's update of the state needs, computed from g
+// with its weight decay and without writing anything: ‖g_0‖ (this step's
+// before the first; 0 there means a zero gradient, which Compute skips),
+// ⟨g, s⟩ with the old s and ‖s‖² with the new. It returns an error if s or
+// an estimate would not be finite.
+func (a *DAdaptSGD[T]) next(g, x []T) (g0, ip, s2 float64, err error) {
 	c := a.cfg
 	wd := T(c.WeightDecay)
 	grad := func(i int) T {
@@ -201,7 +199,7 @@ func (a *DAdaptSGD[T]) check(g, x []T) error {
 		}
 		return g[i]
 	}
-	g0 := a.g0
+	g0 = a.g0
 	if !a.init {
 		var n2 float64
 		for i := range g {
@@ -209,29 +207,27 @@ func (a *DAdaptSGD[T]) check(g, x []T) error {
 			n2 += float64(float64(gi) * float64(gi))
 		}
 		if g0 = math.Sqrt(n2); g0 == 0 {
-			return nil
+			return 0, 0, 0, nil
 		}
 		if !finite(g0) {
-			return overflow("D-Adaptation's ‖g_0‖", g0)
+			return 0, 0, 0, overflow("D-Adaptation's ‖g_0‖", g0)
 		}
 	}
 	dlr := a.dk * a.lr / g0
 	tl := T(dlr)
-	var ip, s2 float64
 	for i := range g {
 		gi := grad(i)
 		ip += float64(float64(gi) * float64(a.s[i]))
 		si := a.s[i] + T(tl*gi)
 		if !finite(float64(si)) {
-			return overflow(fmt.Sprintf("D-Adaptation's s[%d]", i), float64(si))
+			return 0, 0, 0, overflow(fmt.Sprintf("D-Adaptation's s[%d]", i), float64(si))
 		}
 		s2 += float64(float64(si) * float64(si))
 	}
-	r := a.r + dlr*ip
-	if !finite(r) || !finite(s2) || !finite(dlr) {
-		return overflow("D-Adaptation's estimate of D", r/math.Sqrt(s2))
+	if r := a.r + dlr*ip; !finite(r) || !finite(s2) || !finite(dlr) {
+		return 0, 0, 0, overflow("D-Adaptation's estimate of D", r/math.Sqrt(s2))
 	}
-	return nil
+	return g0, ip, s2, nil
 }
 
 const dadaptMagic = "DDAS"

@@ -117,8 +117,8 @@ func (o *DoG[T]) Compute(d, g, x []T) error {
 	}
 	n := o.n
 	d, g, x = d[:n], g[:n], x[:n]
-	x0 := o.x0[:n]
-	if err := o.check(g, x); err != nil {
+	rbar, gsum, eta, err := o.next(g, x)
+	if err != nil {
 		return err
 	}
 	if o.cfg.WeightDecay != 0 {
@@ -128,20 +128,10 @@ func (o *DoG[T]) Compute(d, g, x []T) error {
 		}
 	}
 	if !o.init {
-		copy(x0, x)
-		o.rbar = o.cfg.RepsRel * (1 + math.Sqrt(norm2(x)))
-		o.gsum = norm2(g) + o.cfg.Eps
+		copy(o.x0[:n], x)
 		o.init = true
-	} else {
-		var r2 float64
-		for i := range x {
-			di := float64(x[i] - x0[i])
-			r2 += float64(di * di)
-		}
-		o.rbar = math.Max(o.rbar, math.Sqrt(r2))
-		o.gsum += norm2(g)
 	}
-	o.eta = o.rbar / math.Sqrt(o.gsum)
+	o.rbar, o.gsum, o.eta = rbar, gsum, eta
 	o.t++
 	e := T(o.eta)
 	for i := range g {
@@ -150,9 +140,9 @@ func (o *DoG[T]) Compute(d, g, x []T) error {
 	return nil
 }
 
-// check runs Compute's update of r̄, Σ‖g‖² and η without writing it, and
-// returns an error if one would not be finite.
-func (o *DoG[T]) check(g, x []T) error {
+// next returns the step's r̄, Σ‖g‖² (of g with its weight decay) and η
+// without writing anything, or an error if one would not be finite.
+func (o *DoG[T]) next(g, x []T) (rbar, gsum, eta float64, err error) {
 	wd := T(o.cfg.WeightDecay)
 	var n2 float64
 	for i := range g {
@@ -161,11 +151,10 @@ func (o *DoG[T]) check(g, x []T) error {
 			gi += T(wd * x[i])
 		}
 		if !finite(float64(gi)) {
-			return overflow(fmt.Sprintf("DoG's gradient with weight decay, g[%d] + λx[%d],", i, i), float64(gi))
+			return 0, 0, 0, overflow(fmt.Sprintf("DoG's g[%d] + λx[%d]", i, i), float64(gi))
 		}
 		n2 += float64(float64(gi) * float64(gi))
 	}
-	var rbar, gsum float64
 	if !o.init {
 		rbar = o.cfg.RepsRel * (1 + math.Sqrt(norm2(x)))
 		gsum = n2 + o.cfg.Eps
@@ -178,10 +167,10 @@ func (o *DoG[T]) check(g, x []T) error {
 		rbar = math.Max(o.rbar, math.Sqrt(r2))
 		gsum = o.gsum + n2
 	}
-	if eta := rbar / math.Sqrt(gsum); !finite(rbar) || !finite(gsum) || !finite(eta) || eta == 0 {
-		return overflow("DoG's r̄, Σ‖g‖² or η", eta)
+	if eta = rbar / math.Sqrt(gsum); !finite(rbar) || !finite(gsum) || !finite(eta) || eta == 0 {
+		return 0, 0, 0, overflow("DoG's r̄, Σ‖g‖² or η", eta)
 	}
-	return nil
+	return rbar, gsum, eta, nil
 }
 
 const dogMagic = "DDOG"

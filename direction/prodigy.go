@@ -181,38 +181,34 @@ func (p *Prodigy[T]) Compute(d, g, x []T) error {
 	}
 	n := p.n
 	d, g, x = d[:n], g[:n], x[:n]
-	x0, s, m, v := p.x0[:n], p.s[:n], p.m[:n], p.v[:n]
-	if err := p.check(g, x); err != nil {
+	s, m, v := p.s[:n], p.m[:n], p.v[:n]
+	k := p.coefs()
+	r, dhat, s1, err := p.next(g, x, k)
+	if err != nil {
 		return err
 	}
 	if !p.init {
-		copy(x0, x)
+		copy(p.x0[:n], x)
 		p.init = true
 	}
 	c := p.cfg
-	k := p.coefs()
-	b3, bc, dk, dlr, l2, wd := k.b3, k.bc, k.dk, k.dlr, k.l2, k.wd
+	bc, dk, dlr, l2, wd := k.bc, k.dk, k.dlr, k.l2, k.wd
 	b1, cb1, b2, cb2, tb3, tsw := k.b1, k.cb1, k.b2, k.cb2, k.tb3, k.tsw
-	var ip, s1 float64
 	for i := range g {
 		gi := g[i]
 		if l2 {
 			gi += T(wd * x[i])
 			g[i] = gi
 		}
-		ip += float64(float64(gi) * float64(x0[i]-x[i]))
 		m[i] = T(b1*m[i]) + T(cb1*gi)
 		v[i] = T(b2*v[i]) + T(cb2*T(gi*gi))
-		si := T(tb3*s[i]) + T(tsw*gi)
-		s[i] = si
-		s1 += math.Abs(float64(si))
+		s[i] = T(tb3*s[i]) + T(tsw*gi)
 	}
 	if s1 == 0 {
 		clear(d)
 		return nil
 	}
-	p.r = p.r*b3 + (dk/c.D0)*dlr*ip
-	dhat := c.DCoef * p.r / s1
+	p.r = r
 	dn := dk
 	if dk == c.D0 {
 		dn = math.Max(dk, dhat)
@@ -235,7 +231,7 @@ func (p *Prodigy[T]) Compute(d, g, x []T) error {
 }
 
 // prodigyCoefs are the coefficients of a step of Prodigy, which Compute and
-// check share.
+// next share.
 type prodigyCoefs[T Float] struct {
 	b3, bc, dk, dlr float64 // β3, the bias correction, d_k and d_k·α·bc
 	l2              bool
@@ -263,45 +259,44 @@ func (p *Prodigy[T]) coefs() prodigyCoefs[T] {
 		tb3: T(b3), tsw: T(sw)}
 }
 
-// check runs Compute's update of the state without writing it, and returns
-// an error if a buffer or an estimate would not be finite.
-func (p *Prodigy[T]) check(g, x []T) error {
+// next returns the step's r, d̂ and ‖s‖₁ with the new s, computed with the
+// coefficients k from g with its weight decay and without writing anything,
+// or an error if a buffer or an estimate would not be finite. With ‖s‖₁ = 0
+// it returns r = d̂ = 0, which Compute does not use.
+func (p *Prodigy[T]) next(g, x []T, k prodigyCoefs[T]) (r, dhat, s1 float64, err error) {
 	n := p.n
 	x0, s, m, v := p.x0[:n], p.s[:n], p.m[:n], p.v[:n]
 	if !p.init {
 		x0 = x
 	}
 	c := p.cfg
-	k := p.coefs()
-	b3, dk, dlr, l2, wd := k.b3, k.dk, k.dlr, k.l2, k.wd
-	b1, cb1, b2, cb2, tb3, tsw := k.b1, k.cb1, k.b2, k.cb2, k.tb3, k.tsw
-	var ip, s1 float64
+	var ip float64
 	for i := range g {
 		gi := g[i]
-		if l2 {
-			gi += T(wd * x[i])
+		if k.l2 {
+			gi += T(k.wd * x[i])
 		}
 		ip += float64(float64(gi) * float64(x0[i]-x[i]))
-		mi := T(b1*m[i]) + T(cb1*gi)
-		vi := T(b2*v[i]) + T(cb2*T(gi*gi))
-		si := T(tb3*s[i]) + T(tsw*gi)
+		mi := T(k.b1*m[i]) + T(k.cb1*gi)
+		vi := T(k.b2*v[i]) + T(k.cb2*T(gi*gi))
+		si := T(k.tb3*s[i]) + T(k.tsw*gi)
 		s1 += math.Abs(float64(si))
 		if !finite(float64(mi)) || !finite(float64(vi)) || !finite(float64(si)) {
-			return overflow(fmt.Sprintf("Prodigy's m[%d], v[%d] or s[%d]", i, i, i), float64(mi+vi+si))
+			return 0, 0, 0, overflow(fmt.Sprintf("Prodigy's m[%d], v[%d] or s[%d]", i, i, i), float64(mi+vi+si))
 		}
 	}
 	if !finite(s1) {
-		return overflow("Prodigy's ‖s‖₁", s1)
+		return 0, 0, 0, overflow("Prodigy's ‖s‖₁", s1)
 	}
 	if s1 == 0 {
-		return nil
+		return 0, 0, 0, nil
 	}
-	r := p.r*b3 + (dk/c.D0)*dlr*ip
-	dhat := c.DCoef * r / s1
+	r = p.r*k.b3 + (k.dk/c.D0)*k.dlr*ip
+	dhat = c.DCoef * r / s1
 	if !finite(r) || !finite(dhat) {
-		return overflow("Prodigy's estimate of D", dhat)
+		return 0, 0, 0, overflow("Prodigy's estimate of D", dhat)
 	}
-	return nil
+	return r, dhat, s1, nil
 }
 
 const prodigyMagic = "DPRD"

@@ -278,8 +278,27 @@ func (s *ScheduleFree[T]) Compute(d, g, y []T) error {
 	if c.Adam && !c.PaperBiasCorrection {
 		sbc = T(math.Sqrt(bc2))
 	}
-	if err := s.check(g, y, gm, wd, ct, cct, b2, cb2, eps, sbc); err != nil {
-		return err
+	// The new z, x (and v), checked before anything is written.
+	zOld, xOld := z, x
+	if !s.init {
+		zOld, xOld = y, y
+	}
+	for i := range g {
+		gi, u := g[i], g[i]
+		if c.Adam {
+			vi := T(b2*s.v[i]) + T(cb2*T(gi*gi))
+			if !finite(float64(vi)) {
+				return overflow(fmt.Sprintf("ScheduleFree's v[%d]", i), float64(vi))
+			}
+			u = gi / (T(math.Sqrt(float64(vi)))/sbc + eps)
+		}
+		if useWD {
+			u += T(wd * y[i])
+		}
+		zi := zOld[i] - T(gm*u)
+		if xi := T(cct*xOld[i]) + T(ct*zi); !finite(float64(zi)) || !finite(float64(xi)) {
+			return overflow(fmt.Sprintf("ScheduleFree's z[%d] or x[%d]", i, i), float64(zi+xi))
+		}
 	}
 	if !s.init {
 		copy(z, y)
@@ -316,37 +335,6 @@ func (s *ScheduleFree[T]) Compute(d, g, y []T) error {
 		xi := T(cct*x[i]) + T(ct*zi)
 		z[i], x[i] = zi, xi
 		d[i] = T(float64(y[i]-(T(cb*zi)+T(b*xi))) * inv)
-	}
-	return nil
-}
-
-// check runs Compute's update of z, x (and v) without writing it, and
-// returns an error if a value would not be finite.
-func (s *ScheduleFree[T]) check(g, y []T, gm, wd, ct, cct, b2, cb2, eps, sbc T) error {
-	n := s.n
-	z, x := s.z[:n], s.x[:n]
-	if !s.init {
-		z, x = y, y
-	}
-	useWD := s.cfg.WeightDecay != 0
-	for i := range g {
-		gi, u := g[i], g[i]
-		if s.cfg.Adam {
-			vi := T(b2*s.v[i]) + T(cb2*T(gi*gi))
-			if !finite(float64(vi)) {
-				return overflow(fmt.Sprintf("ScheduleFree's v[%d]", i), float64(vi))
-			}
-			u = gi / (T(math.Sqrt(float64(vi)))/sbc + eps)
-			if useWD {
-				u += T(wd * y[i])
-			}
-		} else if useWD {
-			u += T(wd * y[i])
-		}
-		zi := z[i] - T(gm*u)
-		if xi := T(cct*x[i]) + T(ct*zi); !finite(float64(zi)) || !finite(float64(xi)) {
-			return overflow(fmt.Sprintf("ScheduleFree's z[%d] or x[%d]", i, i), float64(zi+xi))
-		}
 	}
 	return nil
 }
