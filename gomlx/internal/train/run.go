@@ -333,7 +333,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 		}
 	} else {
 		if err := os.MkdirAll(out, 0o755); err != nil {
-			return nil, fmt.Errorf("--out %s: %w", out, err)
+			return nil, err
 		}
 		if err := writeRunJSON(out, RunJSON{Plan: p, Engine: p.Options.Engine, Versions: Versions(), Data: p.Data}); err != nil {
 			return nil, err
