@@ -158,20 +158,7 @@ func TestHostSnapshot(t *testing.T) {
 		X, y := randBatch(r, n, in, out)
 		batches[i][0], batches[i][1] = tensorsOf(X, y, in)
 	}
-	a := newHost()
-	for _, b := range batches[:3] {
-		if _, err := a.Step(b[0], b[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newHost()
-	if err := b.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	a, b, snap := stepAndRestore(t, newHost, batches[:3])
 	for _, bt := range batches[3:] {
 		la, err1 := a.Step(bt[0], bt[1])
 		lb, err2 := b.Step(bt[0], bt[1])
@@ -232,26 +219,15 @@ func TestHostSnapshotBatchNorm(t *testing.T) {
 		return tr
 	}
 	r := rand.New(rand.NewPCG(2, 2))
+	var batches [][2]*tensors.Tensor
 	var xs, ys []*tensors.Tensor
 	for range 3 {
 		X, y := randBatch(r, n, in, out)
 		x, yt := tensorsOf(X, y, in)
 		xs, ys = append(xs, x), append(ys, yt)
+		batches = append(batches, [2]*tensors.Tensor{x, yt})
 	}
-	a := newHost()
-	for i := range xs {
-		if _, err := a.Step(xs[i], ys[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newHost()
-	if err := b.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	a, b, _ := stepAndRestore(t, newHost, batches)
 	eval := func(tr *Trainer) (float64, float64) {
 		t.Helper()
 		if err := tr.BeginEval(slices.Values(xs)); err != nil {
@@ -296,4 +272,26 @@ func TestHostRefusesRollback(t *testing.T) {
 	if s.Step() != 0 {
 		t.Errorf("scheduler at step %d, want 0", s.Step())
 	}
+}
+
+// stepAndRestore steps a new trainer over the batches (inputs, labels) and
+// restores its snapshot into another new one, which it returns beside it
+// with the snapshot.
+func stepAndRestore(t *testing.T, newTrainer func() *Trainer, batches [][2]*tensors.Tensor) (a, b *Trainer, snap []byte) {
+	t.Helper()
+	a = newTrainer()
+	for _, bt := range batches {
+		if _, err := a.Step(bt[0], bt[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = newTrainer()
+	if err := b.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, snap
 }
