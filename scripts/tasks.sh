@@ -57,10 +57,16 @@ h36=(--dataset tinyshakespeare --model lstm --batch 36 --set wd=3e-4 --epochs 9 
 h37=(--dataset fashion-mnist --model cnn --batch 40 --set wd=3e-4 --epochs 6 --limit 2400 --test-limit 2000)
 h38=(--dataset mnist --model mlp --batch 80 --set wd=0 --epochs 10 --limit 6000)
 h39=(--dataset fashion-mnist --model logreg --batch 96 --set wd=3e-4 --epochs 8 --jobs 1)
+# H40–H44 (heldout10.md), written before the averaging screen (average.md)
+h40=(--dataset tinyshakespeare --model lstm --batch 44 --set wd=0 --epochs 11 --limit 26000 --test-limit 10000)
+h41=(--dataset tinyshakespeare --model lstm --batch 26 --set wd=2e-5 --epochs 10 --limit 36000 --test-limit 10000)
+h42=(--dataset mnist --model cnn --batch 56 --set wd=1e-4 --epochs 5 --limit 2880 --test-limit 2000)
+h43=(--dataset fashion-mnist --model mlp --batch 160 --set wd=0 --epochs 9 --limit 10000)
+h44=(--dataset mnist --model logreg --batch 48 --set wd=1e-4 --epochs 6 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h39).
+# array named after it (h1…h44).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
