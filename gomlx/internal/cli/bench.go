@@ -68,13 +68,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", 0, "mini-batch size (0: the model's default)")
 	rounds := fs.Int("rounds", 7, "interleaved rounds (the median is reported)")
 	steps := fs.Int("steps", 100, "steps per round and kind")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: salsa bench [--dataset D] [--model M] [--batch B] [--engines gomlx,native] [--steps N] [--rounds R]")
-		fmt.Fprintln(w, "\nTimes plain, SASA+ and SSLS steps on random data of the dataset's shape, in interleaved rounds,")
-		fmt.Fprintln(w, "and prints each kind's median time and its ratio to the plain step.")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "usage: salsa bench [--dataset D] [--model M] [--batch B] [--engines gomlx,native] [--steps N] [--rounds R]\n"+
+		"\nTimes plain, SASA+ and SSLS steps on random data of the dataset's shape, in interleaved rounds,\n"+
+		"and prints each kind's median time and its ratio to the plain step.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -94,6 +94,15 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// setUsage makes -h print text (the usage lines, then what the command
+// does) followed by the flags and their defaults.
+func setUsage(fs *flag.FlagSet, text string) {
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), text)
+		fs.PrintDefaults()
+	}
+}
+
 // parse parses the flags. A usage error is printed as one line and a hint
 // (not the whole usage, which would scroll it away) and returned as
 // errUsage; -h prints the usage and returns flag.ErrHelp.

@@ -70,16 +70,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	profile := fs.String("profile", "", "comma-separated compare `directories` (tasks): draw performance profiles into --out instead of running a grid")
 	profileTime := fs.String("profile-time", "seconds", "--profile: time to target in seconds, epochs or steps")
 	noPlots := fs.Bool("no-plots", false, "do not draw the figures")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: salsa compare --dataset D --model M --methods a,b,... [--lr0s x,y] [--seeds N] [--epochs E] --out DIR")
-		fmt.Fprintln(w, "       salsa compare --profile DIR1,DIR2,... --out P")
-		fmt.Fprintln(w, "\nRuns the grid methods × lr0s × seeds (× --sweep values) through salsa train's loop, each run in")
-		fmt.Fprintln(w, "DIR/runs/; a finished run is skipped and an interrupted one resumes when the command runs again.")
-		fmt.Fprintln(w, "Writes DIR/report.md (a row per method: final and best test metric, time to target, final lr, drops,")
-		fmt.Fprintln(w, "switch step, cost per step), DIR/summary.json and overlay figures.")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "usage: salsa compare --dataset D --model M --methods a,b,... [--lr0s x,y] [--seeds N] [--epochs E] --out DIR\n"+
+		"       salsa compare --profile DIR1,DIR2,... --out P\n"+
+		"\nRuns the grid methods × lr0s × seeds (× --sweep values) through salsa train's loop, each run in\n"+
+		"DIR/runs/; a finished run is skipped and an interrupted one resumes when the command runs again.\n"+
+		"Writes DIR/report.md (a row per method: final and best test metric, time to target, final lr, drops,\n"+
+		"switch step, cost per step), DIR/summary.json and overlay figures.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -21,15 +21,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	runDir := fs.String("run", "", "run `directory` written by salsa train: its checkpoint's model is evaluated (required)")
 	testLimit := fs.Int("test-limit", -1, "evaluate on the first `N` test examples (tokens for a text, whose validation split it limits too); 0: the whole splits; -1: the run's own --test-limit")
 	dataDir := fs.String("data", "", "data root holding <dataset>/ (default $SALSA_DATA, else the copy in the repository)")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: salsa eval --run DIR [--test-limit N]")
-		fmt.Fprintln(w, "\nEvaluates the model of a run's last checkpoint (the end of its last epoch, or where --max-steps")
-		fmt.Fprintln(w, "stopped it) on the run's validation split, where it has one, and on its test split, and prints")
-		fmt.Fprintln(w, "one line. With the run's own --test-limit it repeats the last line of its epochs.csv; --test-limit 0")
-		fmt.Fprintln(w, "evaluates the whole splits. The run directory is not changed.")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "usage: salsa eval --run DIR [--test-limit N]\n"+
+		"\nEvaluates the model of a run's last checkpoint (the end of its last epoch, or where --max-steps\n"+
+		"stopped it) on the run's validation split, where it has one, and on its test split, and prints\n"+
+		"one line. With the run's own --test-limit it repeats the last line of its epochs.csv; --test-limit 0\n"+
+		"evaluates the whole splits. The run directory is not changed.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -17,13 +17,9 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	runDir := fs.String("run", "", "run `directory` to draw: lr, loss, acc, ppl (language models) and stats (runs with a SASA+ test), .png and .svg")
 	runs := fs.String("runs", "", "comma-separated run `directories` to overlay: compare_lr, compare_loss, compare_test_loss, compare_acc, and compare_val_loss and compare_ppl where a run has them")
 	out := fs.String("out", "", "output `directory` (default: the --run directory; required with --runs)")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: salsa plot --run DIR [--out OUT]\n       salsa plot --runs DIR1,DIR2,... --out OUT")
-		fmt.Fprintln(w, "\nDraws figures as PNG and SVG from a run directory written by salsa train")
-		fmt.Fprintln(w, "(steps.csv.gz, events.csv, epochs.csv, run.json) and prints the files written.")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "usage: salsa plot --run DIR [--out OUT]\n       salsa plot --runs DIR1,DIR2,... --out OUT\n"+
+		"\nDraws figures as PNG and SVG from a run directory written by salsa train\n"+
+		"(steps.csv.gz, events.csv, epochs.csv, run.json) and prints the files written.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -42,14 +42,11 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	lr0 := fs.Float64("lr0", 0, "initial learning rate α_0 (default: the config's; without one, the trace's first lr, which only methods without a line search or warmup may take)")
 	var sets setFlags
 	fs.Var(&sets, "set", "`key=value` hyperparameter, repeatable; keys: "+fmt.Sprint(schedule.Keys()))
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: salsa replay --run DIR [--method M] [--set key=value]...")
-		fmt.Fprintln(stderr, "       salsa replay --trace STEPS.csv.gz --config RUN.json|META.json [--method M] [--set key=value]...")
-		fmt.Fprintln(stderr, "       salsa replay --trace STEPS.csv.gz --n N --batch B [--preset P] [--method M] [--lr0 X] [--set key=value]...")
-		fmt.Fprintln(stderr, "\nPrints the events CSV (the format of a run's events.csv) of the scheduler run over the trace's statistics.")
-		fmt.Fprintln(stderr, "With the run's own settings it reproduces the run's events.csv.")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "usage: salsa replay --run DIR [--method M] [--set key=value]...\n"+
+		"       salsa replay --trace STEPS.csv.gz --config RUN.json|META.json [--method M] [--set key=value]...\n"+
+		"       salsa replay --trace STEPS.csv.gz --n N --batch B [--preset P] [--method M] [--lr0 X] [--set key=value]...\n"+
+		"\nPrints the events CSV (the format of a run's events.csv) of the scheduler run over the trace's statistics.\n"+
+		"With the run's own settings it reproduces the run's events.csv.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
