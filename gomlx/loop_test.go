@@ -505,6 +505,7 @@ func TestNewTrainerProbeVal(t *testing.T) {
 	_, opt, loop := probeLoop(t)
 	tc := schedule.TailConfig{Steps: steps, Fraction: 0.2, FromSwitch: true}.WithProbe()
 	tc.ProbeVal = true
+	tc.Average = false // the Optimizer refuses it (TestAverageRefusals)
 	s, err := schedule.NewTail(tc, testSALSAAlong(t, 0.01, 0, schedule.AlongG))
 	if err != nil {
 		t.Fatal(err)

@@ -314,6 +314,11 @@ func (o *Optimizer) setMode(search bool) {
 // canSearch rejects a searching s when the optimizer has no model to run
 // the trials with.
 func (o *Optimizer) canSearch(s schedule.Scheduler) error {
+	if averages(s) {
+		return fmt.Errorf("salsagomlx: scheduler %s averages the decay's iterates and picks the average or the last "+
+			"iterate on a validation split at the end (TailConfig.Average, on in salsa-probe), which the Optimizer "+
+			"does not do: use salsagomlx.Trainer, or salsa-budget without Average", s.Name())
+	}
 	if s.Searching() && o.modelFn == nil {
 		return fmt.Errorf("salsagomlx: scheduler %s runs a line search at step %d: SSLS and SALSA (whose warmup "+
 			"is SSLS) need trial losses on the step's mini-batch, which optimizer.Interface.UpdateGraph cannot "+

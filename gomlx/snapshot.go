@@ -51,7 +51,7 @@ func (t *Trainer) snapshotVars() []*model.Variable {
 }
 
 func snapshotPath(p string) bool {
-	if strings.HasPrefix(p, "/model/") || copyPath(p) || p == rngPath || p == statePath {
+	if strings.HasPrefix(p, "/model/") || copyPath(p) || averagePath(p) || p == rngPath || p == statePath {
 		return true
 	}
 	for _, sc := range directionState {
@@ -73,6 +73,9 @@ func snapshotPath(p string) bool {
 // variables exist once a step (or Evaluate) has run; before that there is
 // nothing to save and MarshalBinary returns an error.
 func (t *Trainer) MarshalBinary() ([]byte, error) {
+	if t.avg.on {
+		return nil, errors.New("salsagomlx: snapshot between BeginAverage and EndAverage")
+	}
 	vs := t.snapshotVars()
 	nModel := 0
 	for _, v := range vs {
@@ -311,7 +314,7 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	}
 	var stale []string // copies the snapshot predates
 	for _, v := range t.snapshotVars() {
-		if !seen[v.Path()] && copyPath(v.Path()) {
+		if !seen[v.Path()] && (copyPath(v.Path()) || averagePath(v.Path())) {
 			stale = append(stale, v.Path())
 			continue
 		}

@@ -96,6 +96,7 @@ type Trainer struct {
 	// running statistics only (BeginEval, Host direction); built on use.
 	refresh *model.Exec
 	host    hostState // the Host direction
+	avg     averageState
 
 	trainable []*model.Variable // in creation order, set by the first graph
 	// loopStats: in a train.Loop, the non-trainable variables its step
@@ -122,6 +123,10 @@ func (t *Trainer) checkVal(s schedule.Scheduler) error {
 	if schedule.AsksVal(s) && t.valLoss == nil {
 		return fmt.Errorf("salsagomlx: scheduler %s asks for the validation loss after some steps (TailConfig.ProbeVal): "+
 			"give the Trainer a way to evaluate it with SetValLoss", s.Name())
+	}
+	if averages(s) && t.cfg.Direction == Host {
+		return fmt.Errorf("salsagomlx: scheduler %s averages the decay's iterates (TailConfig.Average), "+
+			"and the Host direction evaluates at its own point", s.Name())
 	}
 	if rb, ok := s.(interface{ RollsBack() bool }); ok && rb.RollsBack() && t.cfg.Direction == Host {
 		// refused before the step, not at the first Save, when s has
@@ -503,6 +508,11 @@ func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, e
 	}
 	if err := t.keepOrRollback(res); err != nil {
 		return res, err
+	}
+	if res.Average {
+		if err := t.foldAverage(res.Step); err != nil {
+			return res, err
+		}
 	}
 	if res.ResetMomentum {
 		if err := t.ResetMomentum(); err != nil {

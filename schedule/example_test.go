@@ -78,7 +78,10 @@ func ExampleWithLogger() {
 // loop to copy the parameters as a candidate (Result.Save), to keep the
 // candidate once the next loss confirms it (Result.Confirm), to put the
 // kept copy back when a rate fails (Result.Rollback) and to drop the copies
-// when the decay begins (Result.Release).
+// when the decay begins (Result.Release). From there it asks the loop to
+// keep the average of the decay's iterates (Result.Average); at the end the
+// loop evaluates both points on validation cells and PickAverage keeps the
+// average only if a paired test says it is better.
 func ExampleNew_salsaProbe() {
 	cfg, _ := schedule.Defaults(schedule.PresetPaper, 2000, 20, 0.01) // n, b, α_0
 	cfg.SetBudget(3000, 0)                                            // T steps: the user's epochs × steps per epoch
@@ -89,6 +92,7 @@ func ExampleNew_salsaProbe() {
 
 	x, h, beta := 5.0, 0.0, 0.9
 	cand, kept := math.NaN(), math.NaN() // the copies of x the probe asks for
+	xbar, n := 0.0, 0                    // the average of the decay's iterates
 	noise := []float64{0.3, -0.1, 0.2, -0.4, 0.1, -0.2, 0.4, -0.3}
 	for k := 1; k <= 3000; k++ {
 		xi := noise[k%len(noise)]
@@ -122,6 +126,10 @@ func ExampleNew_salsaProbe() {
 		if res.ResetMomentum {
 			h = 0
 		}
+		if res.Average { // after any Rollback
+			n++
+			xbar += (x - xbar) / float64(n)
+		}
 		for _, e := range res.Events {
 			switch {
 			case e.Kind == schedule.KindProbe && e.Reason == "start":
@@ -135,12 +143,27 @@ func ExampleNew_salsaProbe() {
 			}
 		}
 	}
+	// the validation cells: the loss at other noise, at x and at the average
+	val := []float64{0.25, -0.15, 0.05, -0.35, 0.15, -0.05, 0.35, -0.25}
+	gain := make([]float64, len(val))
+	for i, v := range val {
+		gain[i] = 0.5*(x-v)*(x-v) - 0.5*(xbar-v)*(xbar-v)
+	}
+	ev, err := s.(*schedule.Tail).PickAverage(gain, "loss")
+	if err != nil {
+		panic(err)
+	}
+	if ev.Accept {
+		x = xbar
+	}
+	fmt.Printf("step %d: the average of %d iterates kept: %v (z = %.3g)\n", ev.Step, n, ev.Accept, ev.Z)
 	fmt.Printf("|x| = %.2f\n", math.Abs(x))
 	// Output:
 	// step 191: probe starts, testing lr=1.94
 	// step 341: the window at lr=1.94 is kept (mean loss 0.045, last kept 0.116)
 	// step 491: the window at lr=3.88 fails (mean loss 0.068, last kept 0.045)
 	// step 491: decay to 0 from lr=0.97 (rollback)
+	// step 3000: the average of 2510 iterates kept: false (z = -0.000165)
 	// |x| = 0.00
 }
 

@@ -758,7 +758,7 @@ func TestProbeSettle(t *testing.T) {
 }
 
 // TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
-// four switches on (TailConfig.WithProbe). It has salsa-budget's
+// four switches and Average on (TailConfig.WithProbe). It has salsa-budget's
 // configuration with them set, takes the same decisions step by step on the
 // suite's problem, a rollback included, is named salsa-probe however the
 // switches were set, and refuses --set keys for them as doing nothing.
@@ -772,10 +772,10 @@ func TestSalsaProbe(t *testing.T) {
 	}
 	probe := s.(*schedule.Tail)
 	on := c
-	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle = true, true, true, true
+	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle, on.Tail.Average = true, true, true, true, true
 	budget := mustNewTail(t, on)
 	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
-		t.Errorf("names %q and, with the four flags, %q; without them %q", probe.Name(), budget.Name(), mustNewTail(t, c).Name())
+		t.Errorf("names %q and, with the five flags, %q; without them %q", probe.Name(), budget.Name(), mustNewTail(t, c).Name())
 	}
 	if !reflect.DeepEqual(c.ForMethod("salsa-probe"), on) || !reflect.DeepEqual(c.ForMethod("salsa-budget"), c) {
 		t.Errorf("ForMethod: salsa-probe %+v, salsa-budget %+v; want the probe on for salsa-probe only", c.ForMethod("salsa-probe").Tail, c.ForMethod("salsa-budget").Tail)
@@ -809,7 +809,7 @@ func TestSalsaProbe(t *testing.T) {
 	if rollbacks != 1 {
 		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
 	}
-	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle"} {
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average"} {
 		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
 			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))

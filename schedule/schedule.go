@@ -20,6 +20,10 @@
 //	if res.Rollback { x = copy(keep) }       // idem, with ResetMomentum set
 //	if res.Release { keep, cand = nil, nil } // idem: no Rollback follows
 //	if res.ResetMomentum { dir.Reset() }
+//	if res.Average { n++; xbar += (x - xbar) / n } // Tail with Average: the decay's iterates
+//
+// At the end of the budget a [Tail] with [TailConfig.Average] (salsa-probe)
+// decides between xbar and x on validation cells: [Tail.PickAverage].
 //
 // s_k is the line-search direction: g_k for the paper's Algorithm 2 and for
 // statopt (ls_dir='g'), d_k when [SSLSConfig.SearchAlong] is [AlongD]. A
@@ -113,7 +117,15 @@ type Result struct {
 	// [Tail]'s rate probe with [TailConfig.ProbeVal] sets it; a caller that
 	// cannot evaluate a validation loss must refuse a scheduler whose
 	// [ValAsker.AsksVal] is true.
-	NeedVal  bool
+	NeedVal bool
+	// Average asks the caller to fold x_{k+1}, the parameters after this
+	// update (after any Rollback), into the uniform average x̄ of the
+	// decay's iterates: x̄ ← x̄ + (x_{k+1} − x̄)/n at the n-th such step,
+	// the first making x̄ = x_{k+1}. Only [Tail] with
+	// [TailConfig.Average] sets it, at every step from the one the decay
+	// begins at; at the end of the budget the caller picks x̄ or the last
+	// iterate with [Tail.PickAverage].
+	Average  bool
 	Searched bool    // a line search ran at this step
 	Eta      float64 // the step η_k the line search settled on, when Searched
 	Events   []Event // every test and decision of this step, in order; nil if none
@@ -172,6 +184,7 @@ const (
 	KindValidation                      // a validation-loss check of WithValidation
 	KindDecay                           // Tail: the budget's final decay to zero begins
 	KindProbe                           // Tail: the rate probe's start, and each window's verdict
+	KindAverage                         // Tail: the pick between the decay's average and the last iterate
 )
 
 var kindNames = [...]string{
@@ -183,6 +196,7 @@ var kindNames = [...]string{
 	KindValidation:      "val_check",
 	KindDecay:           "decay",
 	KindProbe:           "probe",
+	KindAverage:         "average",
 }
 
 // String returns the kind as the events CSV spells it.
@@ -237,7 +251,12 @@ type Event struct {
 	// [ReasonRetry] (rejected on its mean, the rate tried for one more
 	// window) or "".
 	Prev   float64
-	Accept bool // the window is not significantly worse: the rate stays, and doubles
+	Accept bool // the window is not significantly worse: the rate stays, and doubles; KindAverage: x̄ is kept
+
+	// KindAverage: Count validation cells whose gains of x̄ over the last
+	// iterate have mean Mean and standard deviation Std, z = Mean/(Std/√Count);
+	// Reason "loss" or "accuracy", the metric of the cells.
+	Z float64
 
 	// KindDrop and KindDecay.
 	NewLR  float64 // the learning rate after the drop; KindDecay: the rate α_s the decay starts from
@@ -275,6 +294,9 @@ func (e Event) LogValue() slog.Value {
 	case KindProbe:
 		attrs = append(attrs, slog.Int("count", e.Count), slog.Float64("mean", e.Mean), slog.Float64("prev", e.Prev),
 			slog.Bool("accept", e.Accept), slog.Float64("new_lr", e.NewLR), slog.String("reason", e.Reason))
+	case KindAverage:
+		attrs = append(attrs, slog.Int("count", e.Count), slog.Float64("mean", e.Mean), slog.Float64("std", e.Std),
+			slog.Float64("z", e.Z), slog.Bool("accept", e.Accept), slog.String("reason", e.Reason))
 	case KindValidation:
 		attrs = append(attrs, slog.Float64("val_loss", e.ValLoss),
 			slog.Float64("best", e.BestLoss), slog.Int("bad", e.Bad))

@@ -151,6 +151,7 @@ var setters = map[string]setter{
 	"probe_val":         bkey("salsa-budget with probe=1, and salsa-probe: two outliers in a row end the probe only if the validation loss there is above the one at the last accepted window's end; needs a validation split (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeVal} }),
 	"probe_keep_rate":   bkey("salsa-budget with probe_early=1 and probe_rollback=1, and salsa-probe: after a failed rate and the rollback, decay from the rate that reached the parameters put back (the last accepted rate when the next loss confirmed its copy), not half the last accepted rate (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeKeepRate} }),
 	"probe_backoff":     {help: "salsa-budget with probe_early=1, and salsa-probe: after a failed rate, decay from the last accepted rate divided by this (2, the default and salsa-probe's; ≥ 1; not with probe_keep_rate=1)"},
+	"average":           bkey("salsa-budget (salsa-probe has it on): keep the average of the decay's iterates and end there if a one-sided paired test on the validation split (δ 0.05) says it is better than the last iterate; needs a validation split (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Average} }),
 	"decay_cuts":        bkey("salsa-budget and salsa-probe: the decay holds its first rate for a third of its steps, then cuts it ×0.1 after each third, instead of the line to 0 (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Cuts} }),
 	"force_switch_at":   ikey("SALSA: switch to SASA+ at the end of this step (0: never forced)", func(c *Config) []*int { return []*int{&c.ForceSwitchAt} }),
 	"variance":          {help: "σ̂ estimator of SASA+ and SASA: iid, bm or olbm"},
@@ -297,7 +298,7 @@ func dropKeyPath(path string) bool {
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
 // the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
 // reads SALSA's and Tail, and salsa-probe the same but the probe's four
-// switches, which it sets; a -val method also reads Validation.
+// switches and Average, which it sets; a -val method also reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
@@ -309,7 +310,7 @@ func usedBy(method, path string) bool {
 		return top == "Tail" || usedBy("salsa", path)
 	case "salsa-probe": // the probe's four switches are on (TailConfig.WithProbe)
 		switch path {
-		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle":
+		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle", "Tail.Average":
 			return false
 		}
 		if dropKeyPath(path) { // its decay begins at the switch (FromSwitch): SASA+ never drops

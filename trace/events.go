@@ -63,6 +63,8 @@ var eventColumns = map[schedule.Kind][]column{
 	schedule.KindDecay:  {colNewLR, colReason},
 	schedule.KindProbe: {colMean, fcol("prev", func(e *schedule.Event) *float64 { return &e.Prev }),
 		bcol("accept", func(e *schedule.Event) *bool { return &e.Accept }), colCount, colNewLR, colReason},
+	schedule.KindAverage: {colCount, colMean, colStd, fcol("z", func(e *schedule.Event) *float64 { return &e.Z }),
+		bcol("accept", func(e *schedule.Event) *bool { return &e.Accept }), colReason},
 	schedule.KindEquivalenceTest: {colMean, colLower, colUpper,
 		fcol("margin", func(e *schedule.Event) *float64 { return &e.Margin }),
 		colStationary, colCount, colStd, colDof},

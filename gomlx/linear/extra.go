@@ -8,16 +8,34 @@ import (
 // accuracy of x on inputs (n×In) and labels; the batch kept for the trials
 // is not touched.
 func (t *Softmax) Evaluate(inputs []float32, labels []int32) (loss, acc float64, err error) {
+	var sum float64
+	correct := 0
+	err = t.EvaluateExamples(inputs, labels, func(_ int, l float64, right bool) {
+		sum += l
+		if right {
+			correct++
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	n := len(labels)
+	return sum / float64(n), float64(correct) / float64(n), nil
+}
+
+// EvaluateExamples calls f for each example i in order with its
+// cross-entropy (without the L2 term) and whether its largest logit is its
+// label's, as Evaluate counts them; the batch kept for the trials is not
+// touched.
+func (t *Softmax) EvaluateExamples(inputs []float32, labels []int32, f func(i int, loss float64, right bool)) error {
 	in, out := t.cfg.In, t.cfg.Out
 	n := len(labels)
 	if n == 0 || len(inputs) != n*in {
-		return 0, 0, fmt.Errorf("linear: Evaluate: len(inputs) = %d: must be len(labels)·In = %d·%d > 0", len(inputs), n, in)
+		return fmt.Errorf("linear: Evaluate: len(inputs) = %d: must be len(labels)·In = %d·%d > 0", len(inputs), n, in)
 	}
 	const chunk = 256
 	z := make([]float32, chunk*out)
 	W, b := t.X[:out*in], t.X[out*in:]
-	var sum float64
-	correct := 0
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		zc := z[:(hi-lo)*out]
@@ -25,22 +43,19 @@ func (t *Softmax) Evaluate(inputs []float32, labels []int32) (loss, acc float64,
 		for i := lo; i < hi; i++ {
 			c := labels[i]
 			if c < 0 || int(c) >= out {
-				return 0, 0, fmt.Errorf("linear: Evaluate: labels[%d] = %d: must be in [0, %d)", i, c, out)
+				return fmt.Errorf("linear: Evaluate: labels[%d] = %d: must be in [0, %d)", i, c, out)
 			}
 			zi := zc[(i-lo)*out : (i-lo+1)*out]
-			sum += float64(logSumExp(zi) - zi[c])
 			best := 0
 			for j := range zi {
 				if zi[j] > zi[best] {
 					best = j
 				}
 			}
-			if int32(best) == c {
-				correct++
-			}
+			f(i, float64(logSumExp(zi)-zi[c]), int32(best) == c)
 		}
 	}
-	return sum / float64(n), float64(correct) / float64(n), nil
+	return nil
 }
 
 // Momentum returns the QHM momentum h (a view).

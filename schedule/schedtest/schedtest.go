@@ -319,6 +319,8 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	p := NewProblem(5, steps)
 	kept, released := false, false // the copy a Confirm keeps
 	saved := -1                    // the step of the last Save
+	averaging := false             // a step has set Average
+	av, _ := s.(interface{ Averages() bool })
 	for k := 1; k <= steps; k++ {
 		lr := s.LR()
 		res, err := p.Step(s, k)
@@ -347,6 +349,15 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			kept, saved = true, -1
 		}
 		released = released || res.Release
+		// the average of the decay: only a scheduler that says it averages
+		// asks for it, and once it has begun it goes on at every step
+		switch {
+		case res.Average && (av == nil || !av.Averages()):
+			t.Fatalf("step %d: Average set by a scheduler that does not average (Averages)", k)
+		case averaging && !res.Average:
+			t.Fatalf("step %d: Average off after a step that set it: the average of the decay has a gap", k)
+		}
+		averaging = averaging || res.Average
 		if res.Step != k || s.Step() != k {
 			t.Fatalf("step %d: Result.Step = %d, Step() = %d", k, res.Step, s.Step())
 		}

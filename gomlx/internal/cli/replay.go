@@ -181,6 +181,23 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if a, ok := s.(interface{ Averages() bool }); ok && a.Averages() {
+		// the pick between the decay's average and the last iterate is made
+		// on the validation split's cells, which no trace holds
+		if *runDir == "" {
+			fmt.Fprintf(stderr, "salsa replay: %s ends with a pick between the average of the decay's iterates and the last iterate, made on the validation split: a trace does not have it, so it is left out (with --run it is copied from events.csv)\n", m)
+		} else {
+			logged, err := trace.ReadEventsFile(filepath.Join(*runDir, "events.csv"))
+			if err != nil {
+				return fmt.Errorf("--run %s: --method %s copies its pick of the average from events.csv: %w", *runDir, m, err)
+			}
+			for _, e := range logged {
+				if e.Kind == schedule.KindAverage {
+					evs = append(evs, e)
+				}
+			}
+		}
+	}
 	w := bufio.NewWriter(stdout)
 	if err := trace.WriteEvents(w, evs); err != nil {
 		return err

@@ -136,7 +136,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fs.StringVar(&o.Model, "model", "logreg", "model: "+strings.Join(modelHelp, "; "))
 	fs.StringVar(&o.Method, "method", "salsa", "method: "+strings.Join(train.Methods, ", ")+
-		" (shb-hand runs at --lr0 and needs a tuned one; salsa starts from any small --lr0; salsa-budget is salsa whose rate decays linearly to 0 from its switch to the end of the budget, --epochs (from 80% of it at the latest); salsa-probe is salsa-budget whose rate probe doubles SSLS's settled rate every 5% of the budget while the loss allows, keeping the parameters to roll back a failed rate, before the decay (docs/parity); the peers are listed below)")
+		" (shb-hand runs at --lr0 and needs a tuned one; salsa starts from any small --lr0; salsa-budget is salsa whose rate decays linearly to 0 from its switch to the end of the budget, --epochs (from 80% of it at the latest); salsa-probe is salsa-budget whose rate probe doubles SSLS's settled rate every 5% of the budget while the loss allows, keeping the parameters to roll back a failed rate, before the decay, and ends at the average of the decay's iterates where a paired test on a validation split (on images --set val_fraction of the training set) says it is better (docs/parity); the peers are listed below)")
 	fs.StringVar(&o.Preset, "preset", "paper", "defaults: paper (Table 1, §3, BM variance) or statopt (the authors' released code)")
 	fs.Float64Var(&o.LR0, "lr0", 0.01, "initial learning rate (SALSA's starting point; the hand schedule's rate); "+
 		"the learning-rate-free and schedule-free peers default to their authors' lr (below), adam-warmup to Adam's 1e-3; --lr0 replaces these")

@@ -332,7 +332,7 @@ func (g *Grid) Prepare(ctx context.Context, log io.Writer) error {
 	case g.Cfg.HoldOutGiven && train.IsText(g.Cfg.Dataset):
 		return fmt.Errorf("--hold-out %v: a text validates on its own validation split; --hold-out applies to images", g.Cfg.HoldOut)
 	case g.Cfg.HoldOutGiven && !needVal:
-		return fmt.Errorf("--hold-out %v: no run here uses a validation split (--grid, a -val method, plateau or --set probe_val=1 would)", g.Cfg.HoldOut)
+		return fmt.Errorf("--hold-out %v: no run here uses a validation split (--grid, a -val method, plateau, salsa-probe, or --set probe_val=1 or average=1 would)", g.Cfg.HoldOut)
 	}
 	if needVal {
 		for _, j := range g.Jobs {

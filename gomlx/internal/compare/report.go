@@ -27,9 +27,12 @@ type epoch struct {
 
 // RunResult is what the report takes from a run's files.
 type RunResult struct {
-	Epochs     []epoch
-	Drops      int // drop events in events.csv
-	Switch     int // the step of the first switch event; 0 if none
+	Epochs []epoch
+	Drops  int // drop events in events.csv
+	Switch int // the step of the first switch event; 0 if none
+	// Average is where a run whose scheduler averages the decay's iterates
+	// ended ("average" or "last", its average event's verdict); "" for the others.
+	Average    string
 	Failed     string
 	SecPerStep float64
 	// FinalStep is the step the last update took, for a learning-rate-free
@@ -99,6 +102,11 @@ func readResult(j *Job) (*RunResult, error) {
 			if r.Switch == 0 {
 				r.Switch = e.Step
 			}
+		case schedule.KindAverage:
+			r.Average = "last"
+			if e.Accept {
+				r.Average = "average"
+			}
 		}
 	}
 	if r.Failed == "" && len(r.Epochs) < j.Opts.Epochs {
@@ -136,9 +144,12 @@ type SeedSummary struct {
 	FinalLR float64 `json:"final_lr"`
 	// FinalStep is the step of the last update of a learning-rate-free or
 	// schedule-free peer (steps.csv.gz's step_size), absent for the others.
-	FinalStep  float64 `json:"final_step_size,omitempty"`
-	Drops      int     `json:"drops"`
-	Switch     int     `json:"switch_step,omitempty"`
+	FinalStep float64 `json:"final_step_size,omitempty"`
+	Drops     int     `json:"drops"`
+	Switch    int     `json:"switch_step,omitempty"`
+	// Average: where a run that averages the decay's iterates ended,
+	// "average" or "last" (salsa-probe's pick); absent for the others.
+	Average    string  `json:"ended_at,omitempty"`
 	SecPerStep float64 `json:"seconds_per_step"`
 	ToTarget   *Time   `json:"to_target"` // null: not reached
 }
@@ -281,7 +292,7 @@ func (g *Grid) Summarize() (*Summary, error) {
 		rs.LR0 = r.Chosen
 		for _, j := range r.Runs[r.Chosen] {
 			ss := SeedSummary{Seed: j.Seed, Dir: filepath.Join("runs", j.Name), Failed: j.Result.Failed, SecPerStep: j.Result.SecPerStep,
-				Drops: j.Result.Drops, Switch: j.Result.Switch, FinalStep: j.Result.FinalStep}
+				Drops: j.Result.Drops, Switch: j.Result.Switch, Average: j.Result.Average, FinalStep: j.Result.FinalStep}
 			if es := j.Result.Epochs; len(es) > 0 && ss.Failed == "" {
 				last := es[len(es)-1]
 				ss.Final, ss.Best, ss.FinalLR = metric(last), metric(last), last.LR
@@ -520,6 +531,20 @@ func (g *Grid) WriteReport(s *Summary) error {
 	b.WriteString("\nEach cell is the median [min, max] over the seeds; a failed seed (an error such as a NaN loss, see its failed.txt) counts as not reaching the target and is left out of the other columns. ")
 	fmt.Fprintf(&b, "Epochs and seconds to target: the first epoch whose %s reaches the target, and the run's seconds at its end (epochs.csv: training and each epoch's evaluation); (k/n): the seeds that reached it; — where the median seed did not. ", mname)
 	b.WriteString("Final lr, drops and switch step (the step at which SALSA switches from SSLS to SASA+; — none) come from epochs.csv and events.csv. ")
+	for _, rs := range s.Rows {
+		picked, kept := 0, 0
+		for _, x := range rs.Seeds {
+			if x.Average != "" {
+				picked++
+			}
+			if x.Average == "average" {
+				kept++
+			}
+		}
+		if picked > 0 {
+			fmt.Fprintf(&b, "%s ended at the average of its decay's iterates in %d of %d seeds, at the last iterate in the others (a paired test on the validation split; events.csv's average event). ", rs.Name, kept, picked)
+		}
+	}
 	if ownStep {
 		b.WriteString("Own step: the step the last update of a learning-rate-free or schedule-free method took, on top of its lr (steps.csv.gz's step_size: Prodigy's lr·d_k, DoG's lr·η_t, ...). ")
 	}

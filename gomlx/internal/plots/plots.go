@@ -861,7 +861,8 @@ func (c ciPoints) YError(i int) (float64, float64) {
 }
 
 // addMarks marks the switch with a dashed line, the start of salsa-budget's
-// final decay with a dash-dotted one and, if withDrops, the drops with
+// final decay with a dash-dotted one (labelled with the pick of its average,
+// if any) and, if withDrops, the drops with
 // dotted ones; withLegend adds them to the legend.
 func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	var sw rules
@@ -884,6 +885,9 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 			drops.xs = append(drops.xs, float64(e.Step))
 		}
 	}
+	if i := slices.IndexFunc(r.events, func(e schedule.Event) bool { return e.Kind == schedule.KindAverage }); i >= 0 && len(decay.labels) > 0 {
+		decay.labels[len(decay.labels)-1] += "; " + averageLabel(r.events[i])
+	}
 	if withDrops && len(drops.xs) > 0 {
 		f.Add(drops)
 		if withLegend {
@@ -892,6 +896,16 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	}
 	f.addLabelledRules(sw, "switch", withLegend)
 	f.addLabelledRules(decay, "decay", withLegend)
+}
+
+// averageLabel says where the run ended (salsa-probe's pick between the
+// average of the decay's iterates and the last iterate) and the test's z.
+func averageLabel(e schedule.Event) string {
+	at := "the last iterate"
+	if e.Accept {
+		at = "the average of the decay"
+	}
+	return fmt.Sprintf("ends at %s (validation z = %.3g)", at, e.Z)
 }
 
 // decayLabel names salsa-budget's decay: its shape (the line to 0, or with

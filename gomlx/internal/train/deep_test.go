@@ -3,9 +3,13 @@ package train
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/salsaopt/salsa/trace"
@@ -51,7 +55,8 @@ func synthText(n, v int, seed uint64) *Split {
 // trains resnet20 with Schedule-Free SGD, a peer whose direction runs on
 // the host (salsagomlx.Host), evaluated at x after refreshing the batch-norm
 // statistics there: its snapshot holds the direction's state. A fourth runs
-// SALSA's line search along d_k (ls_dir=d).
+// SALSA's line search along d_k (ls_dir=d), a fifth salsa-probe, stopped
+// in its decay with the average of its iterates kept.
 func TestDeepResumeIsBitExact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two small deep models")
@@ -69,6 +74,10 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 		{"resnet20", "fashion-mnist", "schedule-free-sgd", 8, nil, synthImages(48, 8, 8, 1, 1), nil, synthImages(16, 8, 8, 1, 2), []int{4, 6}},
 		// The line search along d_k keeps its direction in the store too.
 		{"resnet20", "fashion-mnist", "salsa", 8, [][2]string{{"ls_dir", "d"}}, synthImages(48, 8, 8, 1, 1), nil, synthImages(16, 8, 8, 1, 2), []int{4, 6}},
+		// salsa-probe keeps the average of its decay's iterates in the
+		// store, and at the end picks it on the validation split, with
+		// the batch-norm statistics recomputed at the average.
+		{"resnet20", "fashion-mnist", "salsa-probe", 8, nil, synthImages(45, 8, 8, 1, 1), synthImages(5, 8, 8, 1, 3), synthImages(16, 8, 8, 1, 2), []int{4, 11}},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.method
@@ -79,7 +88,11 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 			o := Options{Dataset: c.dataset, Model: c.model, Method: c.method, Preset: "paper", LR0: 0.01,
 				Epochs: 2, Batch: c.batch, Seed: 3, Engine: "gomlx", Sets: c.sets}
 			mk := func() *Plan {
-				p, err := NewPlan(o, c.train.N())
+				n := c.train.N()
+				if c.val != nil {
+					n += c.val.N() // the plan holds out val_fraction of them
+				}
+				p, err := NewPlan(o, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -106,6 +119,16 @@ func TestDeepResumeIsBitExact(t *testing.T) {
 			}
 			if searched == 0 && c.method == "salsa" {
 				t.Fatalf("no step searched: the resume check would not cover the line search")
+			}
+			if c.method == "salsa-probe" {
+				ev, _ := os.ReadFile(filepath.Join(full, "events.csv"))
+				m := regexp.MustCompile(`(?m)^(\d+),decay,`).FindSubmatch(ev)
+				if m == nil || !regexp.MustCompile(fmt.Sprintf(`(?m)^%d,average,%d,`, want.Steps, c.val.N())).Match(ev) {
+					t.Fatalf("no decay, or no pick of the average on the validation split at step %d; events:\n%s", want.Steps, ev)
+				}
+				if d, _ := strconv.Atoi(string(m[1])); d >= c.stops[1] {
+					t.Fatalf("the decay began at step %d: the stop at %d is not in it", d, c.stops[1])
+				}
 			}
 			for _, stop := range c.stops {
 				dir := t.TempDir()

@@ -382,6 +382,72 @@ func (e *gomlxEngine) evaluate(sp *Split) (loss, acc float64, err error) {
 	return sum / float64(sp.N()), float64(correct) / float64(sp.N()), nil
 }
 
+// BeginAverage makes the average of the decay's iterates the parameters,
+// with the batch-norm statistics recomputed there over the refresh batches
+// (salsagomlx.Trainer.BeginAverage).
+func (e *gomlxEngine) BeginAverage() error { return e.tr.BeginAverage(e.refreshBatches()) }
+
+// EndAverage keeps the average or puts the last iterate back.
+func (e *gomlxEngine) EndAverage(keep bool) error { return e.tr.EndAverage(keep) }
+
+// EvaluateCells evaluates sp as Evaluate does, at the parameters, and
+// returns its cells: for images each example's cross-entropy and 1 where
+// its prediction is right; for a text, each stream's chunk's mean
+// cross-entropy and fraction of right predictions, chunk by chunk.
+func (e *gomlxEngine) EvaluateCells(sp *Split) (loss, acc []float64, err error) {
+	if err := checkSplit("evaluation", sp); err != nil {
+		return nil, nil, err
+	}
+	if e.tr.EvalPoint() {
+		return nil, nil, fmt.Errorf("EvaluateCells: the direction evaluates at its own point")
+	}
+	if sp.N() == 0 {
+		return nil, nil, fmt.Errorf("evaluation split: no examples")
+	}
+	add := func(l, a []float64) { loss, acc = append(loss, l...), append(acc, a...) }
+	if sp.Tokens != nil {
+		streams, sn, err := data.Batchify(sp.Tokens, e.p.Options.Batch)
+		if err != nil {
+			return nil, nil, fmt.Errorf("evaluation split: %w", err)
+		}
+		state, err := e.tr.ZeroState(e.p.Options.Batch)
+		if err != nil {
+			return nil, nil, err
+		}
+		for k := range data.LMChunks(sn, e.p.BPTT) {
+			b, err := e.textBuf(streams, k)
+			if err != nil {
+				return nil, nil, err
+			}
+			l, a, next, err := e.tr.EvaluateSequenceRows(b.x, b.y, state)
+			if err != nil {
+				return nil, nil, err
+			}
+			state.FinalizeAll()
+			state = next
+			add(l, a)
+		}
+		state.FinalizeAll()
+		return loss, acc, nil
+	}
+	if sp.Dim != e.train.Dim {
+		return nil, nil, fmt.Errorf("evaluation split: Dim = %d: the model takes %d", sp.Dim, e.train.Dim)
+	}
+	for lo := 0; lo < sp.N(); lo += evalChunk {
+		m := min(evalChunk, sp.N()-lo)
+		b := e.imageBuf(m, sp)
+		if err := e.fill(b, sp, nil, lo, m, nil); err != nil {
+			return nil, nil, err
+		}
+		l, a, err := e.tr.EvaluateRows(b.x, b.y)
+		if err != nil {
+			return nil, nil, err
+		}
+		add(l, a)
+	}
+	return loss, acc, nil
+}
+
 func (e *gomlxEngine) MarshalBinary() ([]byte, error) { return e.tr.MarshalBinary() }
 func (e *gomlxEngine) UnmarshalBinary(b []byte) error { return e.tr.UnmarshalBinary(b) }
 func (e *gomlxEngine) ResetMomentum() error           { return e.tr.ResetMomentum() }

@@ -32,10 +32,16 @@ type nativeEngine struct {
 	// (schedule.Result.Confirm), to put back on a Rollback; empty when there
 	// is none, nil before the first and after the Release.
 	cand, saved []float32
-	d           []float32
-	xb          []float32
-	yb          []int32
-	val         *Split // SetValidation: the split whose loss a scheduler may ask for
+	// mean is the average x̄ of the decay's iterates (schedule.Result.Average)
+	// over meanN of them; meanKeep holds the last iterate while the
+	// parameters are x̄ (BeginAverage), nil otherwise.
+	mean     []float64
+	meanN    int
+	meanKeep []float32
+	d        []float32
+	xb       []float32
+	yb       []int32
+	val      *Split // SetValidation: the split whose loss a scheduler may ask for
 }
 
 func newNativeEngine(p *Plan, tr *Split) (Engine, error) {
@@ -157,6 +163,9 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	if err == nil {
 		err = e.keepOrRollback(res)
 	}
+	if err == nil && res.Average {
+		err = e.fold(res.Step)
+	}
 	if err == nil && res.ResetMomentum {
 		err = e.ResetMomentum()
 	}
@@ -206,6 +215,75 @@ func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 	return nil
 }
 
+// fold folds the parameters into the average of the decay's iterates:
+// x̄ ← x̄ + (x − x̄)/n, in float64.
+func (e *nativeEngine) fold(step int) error {
+	if e.sf != nil || e.avg != nil {
+		return fmt.Errorf("native engine: step %d: an average of the iterates with direction %T, which evaluates at its own point", step, e.peer)
+	}
+	if e.meanKeep != nil {
+		return fmt.Errorf("native engine: step %d: a step between BeginAverage and EndAverage", step)
+	}
+	if e.meanN == 0 {
+		e.mean = make([]float64, len(e.t.X))
+	}
+	e.meanN++
+	w := 1 / float64(e.meanN)
+	for i, x := range e.t.X {
+		e.mean[i] += (float64(x) - e.mean[i]) * w
+	}
+	return nil
+}
+
+// BeginAverage makes the average of the decay's iterates the parameters,
+// keeping the last iterate for EndAverage.
+func (e *nativeEngine) BeginAverage() error {
+	switch {
+	case e.meanKeep != nil:
+		return fmt.Errorf("native engine: BeginAverage twice without EndAverage")
+	case e.meanN == 0:
+		return fmt.Errorf("native engine: BeginAverage: no average of the iterates is kept")
+	}
+	e.meanKeep = append([]float32(nil), e.t.X...)
+	for i, m := range e.mean {
+		e.t.X[i] = float32(m)
+	}
+	return nil
+}
+
+// EndAverage keeps the average as the parameters (the average starting
+// afresh), or puts the last iterate back.
+func (e *nativeEngine) EndAverage(keep bool) error {
+	if e.meanKeep == nil {
+		return fmt.Errorf("native engine: EndAverage without BeginAverage")
+	}
+	if keep {
+		e.mean, e.meanN = nil, 0
+	} else {
+		copy(e.t.X, e.meanKeep)
+	}
+	e.meanKeep = nil
+	return nil
+}
+
+// EvaluateCells returns each example's cross-entropy and 1 where its
+// prediction is right, 0 where not, at the parameters.
+func (e *nativeEngine) EvaluateCells(sp *Split) (loss, acc []float64, err error) {
+	if e.sf != nil || e.avg != nil {
+		return nil, nil, fmt.Errorf("native engine: EvaluateCells with direction %T, which evaluates at its own point", e.peer)
+	}
+	loss, acc = make([]float64, 0, sp.N()), make([]float64, 0, sp.N())
+	err = e.t.EvaluateExamples(sp.X, sp.Y, func(_ int, l float64, right bool) {
+		loss = append(loss, l)
+		if right {
+			acc = append(acc, 1)
+		} else {
+			acc = append(acc, 0)
+		}
+	})
+	return loss, acc, err
+}
+
 func (e *nativeEngine) ResetMomentum() error {
 	e.t.ResetMomentum()
 	if e.adam != nil {
@@ -245,18 +323,23 @@ func (e *nativeEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 // nativeState is the engine's snapshot: the parameters (y for
 // Schedule-Free), the QHM momentum, the direction's state and the copies
 // of the parameters: the kept one (Saved) and the candidate (Cand), each
-// nil when there is none.
+// nil when there is none; and the average of the decay's iterates.
 type nativeState struct {
 	X, H  []float32
 	Saved []float32
 	Cand  []float32
+	Mean  []float64 // the average of the decay's iterates, over MeanN of them
+	MeanN int
 	Adam  []byte
 	Peer  []byte // a peer method's direction
 	Avg   []byte // DoG's average
 }
 
 func (e *nativeEngine) MarshalBinary() ([]byte, error) {
-	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved, Cand: e.cand}
+	if e.meanKeep != nil {
+		return nil, fmt.Errorf("native engine: snapshot between BeginAverage and EndAverage")
+	}
+	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved, Cand: e.cand, Mean: e.mean, MeanN: e.meanN}
 	var err error
 	if e.adam != nil {
 		if st.Adam, err = e.adam.MarshalBinary(); err != nil {
@@ -284,9 +367,9 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("native engine state: unreadable, the checkpoint is corrupt (%w)", err)
 	}
 	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) || (st.Saved != nil && len(st.Saved) != len(e.t.X)) ||
-		(st.Cand != nil && len(st.Cand) != len(e.t.X)) {
-		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept, %d in a candidate), want %d",
-			len(st.X), len(st.H), len(st.Saved), len(st.Cand), len(e.t.X))
+		(st.Cand != nil && len(st.Cand) != len(e.t.X)) || (st.MeanN > 0) != (len(st.Mean) == len(e.t.X)) || st.MeanN < 0 {
+		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept, %d in a candidate, %d averaged over %d iterates), want %d",
+			len(st.X), len(st.H), len(st.Saved), len(st.Cand), len(st.Mean), st.MeanN, len(e.t.X))
 	}
 	// The direction's state first: on its error the parameters are left as
 	// they were.
@@ -306,6 +389,7 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	copy(e.t.X, st.X)
 	copy(e.t.Momentum(), st.H)
 	e.saved, e.cand = st.Saved, st.Cand // decoded afresh: nil when the snapshot has none
+	e.mean, e.meanN, e.meanKeep = st.Mean, st.MeanN, nil
 	if e.adam != nil {
 		return e.adam.UnmarshalBinary(st.Adam)
 	}

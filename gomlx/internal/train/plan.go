@@ -252,7 +252,7 @@ var setKeys = map[string]string{
 	"adam_beta2":    "Adam β2 (0.999)",
 	"adam_eps":      "Adam ε (1e-8)",
 	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4); schedule-free-*, cosine, wsd: (default 5% of epochs)",
-	"val_fraction":  "-val methods, plateau and probe_val=1 on images: fraction of the training set held out for validation (default 0.1)",
+	"val_fraction":  "-val methods, plateau, salsa-probe, probe_val=1 and average=1 on images: fraction of the training set held out for validation (default 0.1)",
 }
 
 // SetKeys lists every --set key with its help.
@@ -304,7 +304,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		p.Direction = Direction{Kind: "adam", WeightDecay: m.WD, DecayAll: m.DecayAll, Clip: m.Clip, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 1e-8}
 	}
 	p.WarmupEpochs = float64(o.Epochs) / 4
-	if (strings.HasSuffix(o.Method, "-val") || probeVal(o.Sets)) && !m.Text {
+	if (strings.HasSuffix(o.Method, "-val") || probeVal(o.Sets) || averagesIterates(o.Method, o.Sets)) && !m.Text {
 		p.ValFraction = 0.1
 	}
 	applyPeer(p, m.Text)
@@ -377,7 +377,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			p.WarmupEpochs = f
 		case "val_fraction":
 			if p.ValFraction == 0 {
-				return nil, fmt.Errorf("--set val_fraction applies to the -val methods and to probe_val=1 on images only (language models validate on the text's validation split)")
+				return nil, fmt.Errorf("--set val_fraction applies to the -val methods, salsa-probe, probe_val=1 and average=1 on images only (language models validate on the text's validation split)")
 			}
 			if !(f > 0 && f < 1) {
 				return nil, fmt.Errorf("--set val_fraction=%s: must be in (0, 1)", v)
@@ -464,6 +464,14 @@ func probeVal(sets [][2]string) bool {
 	return withKey(schedule.Config{}, sets, "probe_val").Tail.ProbeVal
 }
 
+// averagesIterates reports whether method with sets keeps the average of
+// the decay's iterates and picks it on a validation split
+// (schedule.TailConfig.Average: salsa-probe, or salsa-budget with
+// average=1).
+func averagesIterates(method string, sets [][2]string) bool {
+	return withKey(schedule.Config{}, sets, "average").ForMethod(method).Tail.Average
+}
+
 // KeyApplies returns nil if --set k does something for method, else the
 // error salsa train gives for it: an unknown key, a key a flag sets, or one
 // the method never reads (naming the methods it applies to). The keys of
@@ -504,7 +512,7 @@ func KeyApplies(k, method string) error {
 		return fmt.Errorf("--set %s does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops", k)
 	}
 	if method == "salsa-probe" && slices.Contains(applies, "salsa-budget") {
-		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback and probe_settle on; "+
+		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle and average on; "+
 			"to choose them one by one, use --method salsa-budget", k)
 	}
 	return fmt.Errorf("--set %s does nothing for --method %s; it applies to %s", k, method, strings.Join(applies, ", "))

@@ -58,6 +58,64 @@ type valSetter interface {
 	SetValidation(sp *Split)
 }
 
+// averager is an engine that keeps the average of the decay's iterates
+// (schedule.TailConfig.Average), folding in the parameters after each step
+// whose Result asks for it, and that can evaluate there: BeginAverage
+// makes the average the parameters, EndAverage keeps it or puts the last
+// iterate back, and EvaluateCells returns the cells of the paired test at
+// the parameters (salsagomlx.Trainer.BeginAverage).
+type averager interface {
+	BeginAverage() error
+	EndAverage(keep bool) error
+	EvaluateCells(sp *Split) (loss, acc []float64, err error)
+}
+
+// averagePicker is a scheduler that may average the decay's iterates
+// (schedule.Tail).
+type averagePicker interface {
+	Averages() bool
+	PickAverage(gain []float64, metric string) (schedule.Event, error)
+}
+
+// pickAverage ends a run whose scheduler averages the decay's iterates: it
+// evaluates the validation split's cells at the last iterate and at the
+// average, and ends at the one s picks (schedule.Tail.PickAverage): on a
+// text the gain of a cell is its mean cross-entropy at the last iterate
+// minus the one at the average, on images the difference of their right
+// predictions.
+func pickAverage(s averagePicker, e averager, val *Split, text bool) (schedule.Event, error) {
+	l0, a0, err := e.EvaluateCells(val)
+	if err != nil {
+		return schedule.Event{}, fmt.Errorf("the average of the decay: the last iterate's validation: %w", err)
+	}
+	if err := e.BeginAverage(); err != nil {
+		return schedule.Event{}, fmt.Errorf("the average of the decay: %w", err)
+	}
+	l1, a1, err := e.EvaluateCells(val)
+	if err == nil && (len(l1) != len(l0) || len(a1) != len(a0) || len(l0) != len(a0)) {
+		err = fmt.Errorf("%d and %d cells", len(l0), len(l1))
+	}
+	if err != nil {
+		return schedule.Event{}, errors.Join(fmt.Errorf("the average of the decay: its validation: %w", err), e.EndAverage(false))
+	}
+	gain, metric := make([]float64, len(l0)), "accuracy"
+	for i := range gain {
+		if text {
+			gain[i] = l0[i] - l1[i]
+		} else {
+			gain[i] = a1[i] - a0[i]
+		}
+	}
+	if text {
+		metric = "loss"
+	}
+	ev, err := s.PickAverage(gain, metric)
+	if err != nil {
+		return ev, errors.Join(err, e.EndAverage(false))
+	}
+	return ev, e.EndAverage(ev.Accept)
+}
+
 // Batch says which training data a step uses.
 type Batch struct {
 	Idx   []int // classifiers: the examples
@@ -351,6 +409,21 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 		}
 		vs.SetValidation(val)
 	}
+	avg, _ := sched.(averagePicker)
+	if avg != nil && !avg.Averages() {
+		avg = nil
+	}
+	if avg != nil {
+		// salsa-probe: the engine keeps the average of the decay's
+		// iterates, picked on the validation split at the end
+		_, ok := eng.(averager)
+		switch {
+		case val == nil:
+			return nil, fmt.Errorf("--method %s averages the decay's iterates and picks the average on a validation split: the data has none (on images salsa train holds out --set val_fraction, salsa compare --hold-out)", p.Options.Method)
+		case !ok:
+			return nil, fmt.Errorf("--method %s averages the decay's iterates: the %s engine cannot keep the average", p.Options.Method, eng.Name())
+		}
+	}
 	// save writes the logs and the checkpoint; at an epoch's end (epoch !=
 	// nil) the epoch's rows become part of the logs for good.
 	save := func(epoch *EpochRow) error {
@@ -419,6 +492,23 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 			ck.count(st.Events)
 			if progress != nil {
 				progress(ck.Epoch, ck.Pos+1, st.Result, st.Loss)
+			}
+		}
+		// End of the budget: the pick between the average of the decay's
+		// iterates and the last iterate (salsa-probe).
+		if avg != nil && ck.Epoch == p.Options.Epochs {
+			ev, err := pickAverage(avg, eng.(averager), val, text)
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d: %w", ck.Epoch, err)
+			}
+			ck.count([]schedule.Event{ev})
+			if log != nil {
+				what := "the last iterate kept"
+				if ev.Accept {
+					what = "the average kept"
+				}
+				fmt.Fprintf(log, "step %d: the average of the decay's iterates against the last iterate on %d validation cells (%s): z = %.3g, %s\n",
+					ev.Step, ev.Count, ev.Reason, ev.Z, what)
 			}
 		}
 		// End of epoch: the validation check of a -val method, the test

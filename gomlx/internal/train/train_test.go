@@ -83,7 +83,7 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 // state and every output file to equal an uninterrupted run's, bit for bit.
 func TestResumeIsBitExact(t *testing.T) {
 	train, test := synth(640, 24, 1), synth(200, 24, 2)
-	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback",
+	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback", "salsa-probe",
 		"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} {
 		t.Run(name, func(t *testing.T) {
 			method := strings.TrimSuffix(name, "-rollback")
@@ -127,6 +127,18 @@ func TestResumeIsBitExact(t *testing.T) {
 				}
 				r, _ := strconv.Atoi(string(m[1]))
 				stops = append(stops, r-1)
+			}
+			if name == "salsa-probe" {
+				// also stop in the decay, with the average of its iterates
+				// in the checkpoint, and the run ends with the pick
+				ev, _ := os.ReadFile(filepath.Join(full, "events.csv"))
+				m := regexp.MustCompile(`(?m)^(\d+),decay,`).FindSubmatch(ev)
+				pick := regexp.MustCompile(fmt.Sprintf(`(?m)^%d,average,%d,`, want.Steps, val.N())).Match(ev)
+				if m == nil || !pick {
+					t.Fatalf("no decay (%q) or no pick of the average on %d validation examples at step %d; events:\n%s", m, val.N(), want.Steps, ev)
+				}
+				r, _ := strconv.Atoi(string(m[1]))
+				stops = append(stops, r+2, want.Steps-1)
 			}
 			for _, stop := range stops {
 				dir := t.TempDir()
@@ -345,7 +357,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Method = "prodigy"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method prodigy; it applies to"},
 		{func(o *Options) { o.Method = "schedule-free-sgd"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method schedule-free-sgd; it applies to"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback and probe_settle on; to choose them one by one, use --method salsa-budget"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle and average on; to choose them one by one, use --method salsa-budget"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
 		{func(o *Options) {
 			o.Method = "adam-warmup"
@@ -353,7 +365,7 @@ func TestOptionErrors(t *testing.T) {
 		}, "--set warmup_steps and warmup_epochs both set"},
 		{func(o *Options) { o.Sets = [][2]string{{"lr0", "0.1"}} }, "--set lr0: use --lr0"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"drop_steps", "10"}} }, "--set drop_steps: use --drops"},
-		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, bptt, c, clip, composite, cooldown, decay, decay_cuts, decay_fraction, decay_from_switch, delta"},
+		{func(o *Options) { o.Sets = [][2]string{{"nope", "2"}} }, "--set nope: unknown key; the keys are accept_equal, adam_beta1, adam_beta2, adam_eps, augment, average, bptt, c, clip, composite, cooldown, decay, decay_cuts, decay_fraction, decay_from_switch, delta"},
 		{func(o *Options) { o.Sets = [][2]string{{"wd", "x"}} }, "--set wd=x: not a finite number"},
 		{func(o *Options) { o.Batch = 1000 }, "--batch 1000: must be ≤ the 640 training examples"},
 		// The peers' keys are checked (every engine runs them).
@@ -376,9 +388,9 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("--method %s --set %s=%s: %v", c[0], c[1], c[2], err)
 		}
 	}
-	// probe_val=1 holds out 10% of an image set for its validation loss,
-	// or val_fraction of it; without it salsa-probe holds out nothing, and
-	// val_fraction is refused
+	// salsa-probe holds out 10% of an image set, or val_fraction of it, for
+	// the pick of the average of its decay's iterates, and probe_val=1 uses
+	// the same split for its validation loss
 	for _, c := range []struct {
 		sets [][2]string
 		nval int
@@ -386,8 +398,8 @@ func TestOptionErrors(t *testing.T) {
 	}{
 		{[][2]string{{"probe_val", "1"}}, 64, ""},
 		{[][2]string{{"probe_val", "1"}, {"val_fraction", "0.25"}}, 160, ""},
-		{nil, 0, ""},
-		{[][2]string{{"val_fraction", "0.25"}}, 0, "--set val_fraction applies to the -val methods and to probe_val=1 on images only"},
+		{nil, 64, ""},
+		{[][2]string{{"val_fraction", "0.25"}}, 160, ""},
 	} {
 		o := base
 		o.Method, o.Sets = "salsa-probe", c.sets
@@ -397,7 +409,7 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("salsa-probe --set %v: err = %v, want %q", c.sets, err, c.err)
 		case c.err == "" && err != nil:
 			t.Errorf("salsa-probe --set %v: %v", c.sets, err)
-		case c.err == "" && (p.NVal != c.nval || p.Schedule.Tail.ProbeVal != (len(c.sets) > 0)):
+		case c.err == "" && (p.NVal != c.nval || p.Schedule.Tail.ProbeVal != (len(c.sets) > 0 && c.sets[0][0] == "probe_val")):
 			t.Errorf("salsa-probe --set %v: %d examples held out, ProbeVal %v; want %d", c.sets, p.NVal, p.Schedule.Tail.ProbeVal, c.nval)
 		}
 	}
