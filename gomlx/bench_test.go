@@ -235,3 +235,50 @@ func timeVariants(b *testing.B, tr *Trainer, bs []batch, vs []variant, round int
 	}
 	b.ReportMetric(0, "ns/op")
 }
+
+// withFold is the fused step followed by the fold of the parameters into
+// the average of the decay's iterates (schedule.Result.Average), as every
+// step of salsa-probe's decay runs it.
+var withFold = []variant{
+	{"sasa+", func(tr *Trainer, b batch) error { _, err := tr.StepStats(b.x, b.y); return err }},
+	{"fold", func(tr *Trainer, b batch) error {
+		if _, err := tr.StepStats(b.x, b.y); err != nil {
+			return err
+		}
+		return tr.foldAverage(1)
+	}},
+}
+
+// BenchmarkAverageFold times a step of salsa-probe's decay, the fused step
+// and the fold of the average, against the fused step alone, interleaved in
+// rounds: on the `lstm` model at held-out H35's shapes (batch 28, BPTT 64,
+// 0.8 M parameters) and on the 784-512-512-10 MLP (batch 128). fold/sasa+ is
+// the decay's cost per step.
+//
+// Run: go test -run '^$' -bench AverageFold -benchtime 8x .
+func BenchmarkAverageFold(b *testing.B) {
+	b.Run("lstm", func(b *testing.B) {
+		store := model.NewStore()
+		if err := store.SetRNGStateFromSeed(1); err != nil {
+			b.Fatal(err)
+		}
+		tr, err := NewRecurrent(gobackend.GetBackend(), store, models.CharLSTM(65), Config{LR: 1, Beta: 0.9, Nu: 1, ClipNorm: 0.25})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(5, 6))
+		bs := make([]batch, 4)
+		for i := range bs {
+			x, y := seqBatch(r, 28, 64)
+			bs[i] = batch{x, y}
+		}
+		timeVariants(b, tr, bs, withFold, 5)
+	})
+	b.Run("mlp", func(b *testing.B) {
+		tr, err := New(gobackend.GetBackend(), model.NewStore(), mlpModel, Config{LR: 1e-3, Beta: 0.9, Nu: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		timeVariants(b, tr, randBatches(4, 128, 784, 10), withFold, 20)
+	})
+}
