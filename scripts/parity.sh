@@ -404,6 +404,11 @@ for part in "${parts[@]}"; do
 		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23 | h28 | h29 | h32 | h33 | h34 | h38 | h39 | resnet20) lrs=0.1,0.3,1 ;;
 		h37) lrs=0.03,0.1,0.3 ;;
 		h20) lrs=0.01,0.03,0.1 ;;
+		# heldout10.md, around the three-seed picks
+		h40 | h41) lrs=30,100,300 ;;
+		h42) lrs=0.3,1,3 ;;
+		h43) lrs=0.1,0.3,1 ;;
+		h44) lrs=0.03,0.1,0.3 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
