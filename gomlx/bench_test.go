@@ -178,6 +178,19 @@ var phases = []variant{
 //
 // Run: go test -run '^$' -bench PhasesLSTM -benchtime 8x .
 func BenchmarkPhasesLSTM(b *testing.B) {
+	tr, bs := lstmBench(b)
+	LabelPhases(true)
+	defer LabelPhases(false)
+	timeVariants(b, tr, bs, phases, 5)
+	// The times are of finite arithmetic: the updates did not diverge.
+	if loss, _, err := tr.Grad(bs[0].x, bs[0].y); err != nil || math.IsNaN(loss) || math.IsInf(loss, 0) {
+		b.Fatalf("after the timed steps: loss %v, error %v", loss, err)
+	}
+}
+
+// lstmBench is a trainer of the `lstm` model (65 tokens, clip 0.25) and
+// four batches of 28 streams of 64 tokens: held-out H35's shapes.
+func lstmBench(b *testing.B) (*Trainer, []batch) {
 	store := model.NewStore()
 	if err := store.SetRNGStateFromSeed(1); err != nil {
 		b.Fatal(err)
@@ -192,13 +205,7 @@ func BenchmarkPhasesLSTM(b *testing.B) {
 		x, y := seqBatch(r, 28, 64)
 		bs[i] = batch{x, y}
 	}
-	LabelPhases(true)
-	defer LabelPhases(false)
-	timeVariants(b, tr, bs, phases, 5)
-	// The times are of finite arithmetic: the updates did not diverge.
-	if loss, _, err := tr.Grad(bs[0].x, bs[0].y); err != nil || math.IsNaN(loss) || math.IsInf(loss, 0) {
-		b.Fatalf("after the timed steps: loss %v, error %v", loss, err)
-	}
+	return tr, bs
 }
 
 // timeVariants runs each variant in turn, rounds of round steps, after
@@ -258,20 +265,7 @@ var withFold = []variant{
 // Run: go test -run '^$' -bench AverageFold -benchtime 8x .
 func BenchmarkAverageFold(b *testing.B) {
 	b.Run("lstm", func(b *testing.B) {
-		store := model.NewStore()
-		if err := store.SetRNGStateFromSeed(1); err != nil {
-			b.Fatal(err)
-		}
-		tr, err := NewRecurrent(gobackend.GetBackend(), store, models.CharLSTM(65), Config{LR: 1, Beta: 0.9, Nu: 1, ClipNorm: 0.25})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := rand.New(rand.NewPCG(5, 6))
-		bs := make([]batch, 4)
-		for i := range bs {
-			x, y := seqBatch(r, 28, 64)
-			bs[i] = batch{x, y}
-		}
+		tr, bs := lstmBench(b)
 		timeVariants(b, tr, bs, withFold, 5)
 	})
 	b.Run("mlp", func(b *testing.B) {

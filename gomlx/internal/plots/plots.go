@@ -501,6 +501,9 @@ func lrPlot(r *run) *fig {
 	}
 	ys = append(ys, f.addProbe(r)...)
 	f.addMarks(r, false, true)
+	if i := slices.IndexFunc(r.events, func(e schedule.Event) bool { return e.Kind == schedule.KindAverage }); i >= 0 {
+		f.Title.Text += ": " + averageLabel(r.events[i]) // salsa-probe's pick at the end
+	}
 	f.logY(ys)
 	return f
 }
@@ -861,8 +864,7 @@ func (c ciPoints) YError(i int) (float64, float64) {
 }
 
 // addMarks marks the switch with a dashed line, the start of salsa-budget's
-// final decay with a dash-dotted one (labelled with the pick of its average,
-// if any) and, if withDrops, the drops with
+// final decay with a dash-dotted one and, if withDrops, the drops with
 // dotted ones; withLegend adds them to the legend.
 func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 	var sw rules
@@ -884,9 +886,6 @@ func (f *fig) addMarks(r *run, withDrops, withLegend bool) {
 		case schedule.KindDrop:
 			drops.xs = append(drops.xs, float64(e.Step))
 		}
-	}
-	if i := slices.IndexFunc(r.events, func(e schedule.Event) bool { return e.Kind == schedule.KindAverage }); i >= 0 && len(decay.labels) > 0 {
-		decay.labels[len(decay.labels)-1] += "; " + averageLabel(r.events[i])
 	}
 	if withDrops && len(drops.xs) > 0 {
 		f.Add(drops)

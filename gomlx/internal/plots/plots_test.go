@@ -874,7 +874,8 @@ func TestRunColorsDistinct(t *testing.T) {
 
 // The learning-rate figure of salsa-budget with the rate probe marks every
 // probe window at the rate it tested, kept or failed, and names the rate
-// the decay starts from and why it began.
+// the decay starts from and why it began; its title names the point kept at
+// the end when the run averaged its decay.
 func TestPlotProbe(t *testing.T) {
 	dir := t.TempDir()
 	_, evs := writeRunWith(t, dir, "salsa-budget", 1500, func(c *schedule.Config) {
@@ -913,6 +914,20 @@ func TestPlotProbe(t *testing.T) {
 	} {
 		if !slices.Equal(got[name], want) {
 			t.Errorf("%q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
+		}
+	}
+	// salsa-probe's pick at the end of the budget is in the title
+	if strings.Contains(f.Title.Text, "ends at") {
+		t.Errorf("title %q without an average event", f.Title.Text)
+	}
+	for _, c := range []struct {
+		accept bool
+		want   string
+	}{{true, "ends at the average of the decay (validation z = 2.5)"}, {false, "ends at the last iterate (validation z = 2.5)"}} {
+		ra := *r
+		ra.events = append(slices.Clone(r.events), schedule.Event{Step: 1500, Kind: schedule.KindAverage, Count: 100, Z: 2.5, Accept: c.accept, Reason: "loss"})
+		if got := lrPlot(&ra).Title.Text; !strings.HasSuffix(got, ": "+c.want) {
+			t.Errorf("title %q, want it to end with %q", got, c.want)
 		}
 	}
 	// a kept window that ended on an outlier has its own mark
