@@ -11,8 +11,6 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
-
-	"github.com/salsaopt/salsa/schedule"
 )
 
 // averageScope holds the uniform average x̄ of the decay's iterates that a
@@ -119,17 +117,8 @@ func (t *Trainer) BeginAverage(refresh iter.Seq[*tensors.Tensor]) error {
 	if len(rs) == 0 || t.rec != nil || refresh == nil {
 		return nil
 	}
-	if t.refresh == nil {
-		if t.refresh, err = model.NewExec(t.backend, t.store, t.refreshGraph); err != nil {
-			return errors.Join(err, t.EndAverage(false))
-		}
-	}
-	for x := range refresh {
-		out, err := call("refresh", t.refresh, x)
-		if err != nil {
-			return errors.Join(err, t.EndAverage(false))
-		}
-		out[0].FinalizeAll()
+	if err := t.refreshStats(refresh); err != nil {
+		return errors.Join(err, t.EndAverage(false))
 	}
 	return nil
 }
@@ -180,21 +169,14 @@ func (t *Trainer) swapAverage() error {
 	return nil
 }
 
-// averages reports whether s asks for the average of the decay's iterates
-// ([schedule.TailConfig.Average]).
-func averages(s schedule.Scheduler) bool {
-	a, ok := s.(interface{ Averages() bool })
-	return ok && a.Averages()
-}
-
 // EvaluateRows is [Trainer.EvaluateSums] example by example: each
 // example's cross-entropy and 1 where its prediction is right, 0 where not.
 func (t *Trainer) EvaluateRows(x, labels *tensors.Tensor) (loss, acc []float64, err error) {
 	if t.rec != nil {
 		return nil, nil, errors.New("salsagomlx: EvaluateRows: the model is recurrent: use EvaluateSequenceRows")
 	}
-	if r := labels.Rank(); (r != 1 && !(r == 2 && labels.Shape().Dim(1) == 1)) || labels.Shape().Dim(0) == 0 {
-		return nil, nil, fmt.Errorf("salsagomlx: labels shape %s: must be [n] or [n, 1] with n > 0", labels.Shape())
+	if err := checkClassLabels(labels); err != nil {
+		return nil, nil, err
 	}
 	out, err := call("eval", t.eval, x, labels)
 	if err != nil {
@@ -211,8 +193,8 @@ func (t *Trainer) EvaluateSequenceRows(x, labels, state *tensors.Tensor) (loss, 
 	if t.rec == nil {
 		return nil, nil, nil, errors.New("salsagomlx: EvaluateSequenceRows: the model is not recurrent: use EvaluateRows")
 	}
-	if labels.Rank() != 2 || labels.Shape().Size() == 0 {
-		return nil, nil, nil, fmt.Errorf("salsagomlx: labels shape %s: must be [batch, T], not empty", labels.Shape())
+	if err := checkSeqLabels(labels); err != nil {
+		return nil, nil, nil, err
 	}
 	out, err := call("eval", t.eval, x, labels, state)
 	if err != nil {

@@ -225,6 +225,26 @@ func (t *Trainer) refreshGraph(s *model.Scope, x *Node) *Node {
 	return ReduceAllSum(logits)
 }
 
+// refreshStats runs the training-mode forward passes of refreshGraph over
+// the inputs of refresh, which leave the model's batch-norm running
+// statistics at the current parameters.
+func (t *Trainer) refreshStats(refresh iter.Seq[*tensors.Tensor]) error {
+	if t.refresh == nil {
+		var err error
+		if t.refresh, err = model.NewExec(t.backend, t.store, t.refreshGraph); err != nil {
+			return err
+		}
+	}
+	for x := range refresh {
+		out, err := call("refresh", t.refresh, x)
+		if err != nil {
+			return err
+		}
+		out[0].FinalizeAll()
+	}
+	return nil
+}
+
 // EvalPoint reports whether the Trainer evaluates somewhere else than at its
 // training parameters: Schedule-Free's x or the iterate average of a Host
 // direction, once a step has been taken.
@@ -284,17 +304,8 @@ func (t *Trainer) BeginEval(refresh iter.Seq[*tensors.Tensor]) error {
 	if h.cached != nil && h.cachedGen == h.gen {
 		return restoreVals(rs, h.cached)
 	}
-	if t.refresh == nil {
-		if t.refresh, err = model.NewExec(t.backend, t.store, t.refreshGraph); err != nil {
-			return t.abortEval(err)
-		}
-	}
-	for x := range refresh {
-		out, err := call("refresh", t.refresh, x)
-		if err != nil {
-			return t.abortEval(err)
-		}
-		out[0].FinalizeAll()
+	if err := t.refreshStats(refresh); err != nil {
+		return t.abortEval(err)
 	}
 	if h.cached, err = snapshotVals(rs); err != nil {
 		return t.abortEval(err)

@@ -314,7 +314,7 @@ func (o *Optimizer) setMode(search bool) {
 // canSearch rejects a searching s when the optimizer has no model to run
 // the trials with.
 func (o *Optimizer) canSearch(s schedule.Scheduler) error {
-	if averages(s) {
+	if schedule.Averages(s) {
 		return fmt.Errorf("salsagomlx: scheduler %s averages the decay's iterates and picks the average or the last "+
 			"iterate on a validation split at the end (TailConfig.Average, on in salsa-probe), which the Optimizer "+
 			"does not do: use salsagomlx.Trainer, or salsa-budget without Average", s.Name())

@@ -124,7 +124,7 @@ func (t *Trainer) checkVal(s schedule.Scheduler) error {
 		return fmt.Errorf("salsagomlx: scheduler %s asks for the validation loss after some steps (TailConfig.ProbeVal): "+
 			"give the Trainer a way to evaluate it with SetValLoss", s.Name())
 	}
-	if averages(s) && t.cfg.Direction == Host {
+	if schedule.Averages(s) && t.cfg.Direction == Host {
 		return fmt.Errorf("salsagomlx: scheduler %s averages the decay's iterates (TailConfig.Average), "+
 			"and the Host direction evaluates at its own point", s.Name())
 	}
@@ -542,8 +542,8 @@ func (t *Trainer) EvaluateSums(x, labels *tensors.Tensor) (lossSum float64, corr
 	if t.rec != nil {
 		return 0, 0, 0, errors.New("salsagomlx: EvaluateSums: the model is recurrent: use EvaluateSequenceSums")
 	}
-	if r := labels.Rank(); (r != 1 && !(r == 2 && labels.Shape().Dim(1) == 1)) || labels.Shape().Dim(0) == 0 {
-		return 0, 0, 0, fmt.Errorf("salsagomlx: labels shape %s: must be [n] or [n, 1] with n > 0", labels.Shape())
+	if err := checkClassLabels(labels); err != nil {
+		return 0, 0, 0, err
 	}
 	out, err := call("eval", t.eval, x, labels)
 	if err != nil {
@@ -563,8 +563,8 @@ func (t *Trainer) EvaluateSequenceSums(x, labels, state *tensors.Tensor) (lossSu
 	if t.rec == nil {
 		return 0, 0, 0, nil, errors.New("salsagomlx: EvaluateSequenceSums: the model is not recurrent: use EvaluateSums")
 	}
-	if labels.Rank() != 2 || labels.Shape().Size() == 0 {
-		return 0, 0, 0, nil, fmt.Errorf("salsagomlx: labels shape %s: must be [batch, T], not empty", labels.Shape())
+	if err := checkSeqLabels(labels); err != nil {
+		return 0, 0, 0, nil, err
 	}
 	out, err := call("eval", t.eval, x, labels, state)
 	if err != nil {
@@ -572,6 +572,22 @@ func (t *Trainer) EvaluateSequenceSums(x, labels, state *tensors.Tensor) (lossSu
 	}
 	lossSum, correct, err = evalSums(out[0], out[1], labels)
 	return lossSum, correct, labels.Shape().Size(), out[2], err
+}
+
+// checkClassLabels checks a classifier's labels: [n] or [n, 1], n > 0.
+func checkClassLabels(labels *tensors.Tensor) error {
+	if r := labels.Rank(); (r != 1 && !(r == 2 && labels.Shape().Dim(1) == 1)) || labels.Shape().Dim(0) == 0 {
+		return fmt.Errorf("salsagomlx: labels shape %s: must be [n] or [n, 1] with n > 0", labels.Shape())
+	}
+	return nil
+}
+
+// checkSeqLabels checks a recurrent model's targets: [batch, T], not empty.
+func checkSeqLabels(labels *tensors.Tensor) error {
+	if labels.Rank() != 2 || labels.Shape().Size() == 0 {
+		return fmt.Errorf("salsagomlx: labels shape %s: must be [batch, T], not empty", labels.Shape())
+	}
+	return nil
 }
 
 // evalSums adds up the cross-entropies and counts the predictions equal to

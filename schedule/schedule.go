@@ -338,6 +338,28 @@ func AsksVal(s Scheduler) bool {
 	return ok && va.AsksVal()
 }
 
+// Averager is a scheduler whose End may ask the caller to keep the average
+// of the decay's iterates ([Result.Average]) and which picks, at the end of
+// the budget, between it and the last iterate: [Tail] with
+// [TailConfig.Average].
+type Averager interface {
+	Scheduler
+	// Averages reports whether End may set [Result.Average].
+	Averages() bool
+	// PickAverage decides on the validation cells' gains of the average
+	// over the last iterate (see [Tail.PickAverage]).
+	PickAverage(gain []float64, metric string) (Event, error)
+}
+
+// Averages reports whether s may ask the caller to keep the average of
+// the decay's iterates: an [Averager] whose Averages is true. A caller that
+// cannot keep the average, or evaluate the validation cells to pick it,
+// refuses such a scheduler.
+func Averages(s Scheduler) bool {
+	a, ok := s.(Averager)
+	return ok && a.Averages()
+}
+
 // AnswerVal is the caller's side of [Result.NeedVal]: when res, the Result
 // of s.End, asks for the validation loss, it calls loss for the loss at the
 // parameters after the update and reports it with [ValAsker.ReportVal],

@@ -320,7 +320,6 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	kept, released := false, false // the copy a Confirm keeps
 	saved := -1                    // the step of the last Save
 	averaging := false             // a step has set Average
-	av, _ := s.(interface{ Averages() bool })
 	for k := 1; k <= steps; k++ {
 		lr := s.LR()
 		res, err := p.Step(s, k)
@@ -352,7 +351,7 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 		// the average of the decay: only a scheduler that says it averages
 		// asks for it, and once it has begun it goes on at every step
 		switch {
-		case res.Average && (av == nil || !av.Averages()):
+		case res.Average && !schedule.Averages(s):
 			t.Fatalf("step %d: Average set by a scheduler that does not average (Averages)", k)
 		case averaging && !res.Average:
 			t.Fatalf("step %d: Average off after a step that set it: the average of the decay has a gap", k)

@@ -160,6 +160,19 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	// runEvents reads the run's events.csv once, for what the scheduler
+	// needs of it (why: the error's words)
+	var logged []schedule.Event
+	runEvents := func(why string) ([]schedule.Event, error) {
+		if logged == nil {
+			l, err := trace.ReadEventsFile(filepath.Join(*runDir, "events.csv"))
+			if err != nil {
+				return nil, fmt.Errorf("--run %s: --method %s %s events.csv: %w", *runDir, m, why, err)
+			}
+			logged = l
+		}
+		return logged, nil
+	}
 	var vals []replay.Validation
 	asks := schedule.AsksVal(s)
 	if _, ok := s.(schedule.Validator); ok || asks {
@@ -169,29 +182,28 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		if *runDir == "" {
 			fmt.Fprintf(stderr, "salsa replay: %s checks a validation loss at each epoch's end; without --run there are none, so only its own test drops\n", m)
 		} else {
-			evPath := filepath.Join(*runDir, "events.csv")
-			logged, err := trace.ReadEventsFile(evPath)
+			l, err := runEvents("needs the validation losses of")
 			if err != nil {
-				return fmt.Errorf("--run %s: --method %s needs the validation losses of events.csv: %w", *runDir, m, err)
+				return err
 			}
-			vals = replay.ValidationsOf(logged)
+			vals = replay.ValidationsOf(l)
 		}
 	}
 	evs, rep, err := replay.RunValidated(rows, s, vals)
 	if err != nil {
 		return err
 	}
-	if a, ok := s.(interface{ Averages() bool }); ok && a.Averages() {
+	if schedule.Averages(s) {
 		// the pick between the decay's average and the last iterate is made
 		// on the validation split's cells, which no trace holds
 		if *runDir == "" {
 			fmt.Fprintf(stderr, "salsa replay: %s ends with a pick between the average of the decay's iterates and the last iterate, made on the validation split: a trace does not have it, so it is left out (with --run it is copied from events.csv)\n", m)
 		} else {
-			logged, err := trace.ReadEventsFile(filepath.Join(*runDir, "events.csv"))
+			l, err := runEvents("copies its pick of the average from")
 			if err != nil {
-				return fmt.Errorf("--run %s: --method %s copies its pick of the average from events.csv: %w", *runDir, m, err)
+				return err
 			}
-			for _, e := range logged {
+			for _, e := range l {
 				if e.Kind == schedule.KindAverage {
 					evs = append(evs, e)
 				}

@@ -30,8 +30,9 @@ func (f *fakeAverager) EvaluateCells(*Split) ([]float64, []float64, error) {
 }
 
 // fakePicker records the gains it is given and keeps the average when their
-// sum is positive.
+// sum is positive; pickAverage calls none of the Scheduler's methods.
 type fakePicker struct {
+	schedule.Scheduler
 	gain   []float64
 	metric string
 }

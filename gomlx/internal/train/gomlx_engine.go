@@ -330,56 +330,74 @@ func (e *gomlxEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 }
 
 func (e *gomlxEngine) evaluate(sp *Split) (loss, acc float64, err error) {
-	if sp.N() == 0 {
-		return 0, 0, fmt.Errorf("evaluation split: no examples")
-	}
 	var sum float64
 	var correct, n int
+	err = e.walk(sp, func(b batchBuf, state *tensors.Tensor) (*tensors.Tensor, error) {
+		l, c, m, next, err := e.tr.EvaluateSequenceSums(b.x, b.y, state)
+		sum, correct, n = sum+l, correct+c, n+m
+		return next, err
+	}, func(b batchBuf) error {
+		l, c, _, err := e.tr.EvaluateSums(b.x, b.y)
+		sum, correct = sum+l, correct+c
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case sp.Tokens == nil:
+		n = sp.N()
+	case n == 0:
+		return 0, 0, fmt.Errorf("evaluation split: %d tokens make no chunk", sp.N())
+	}
+	return sum / float64(n), float64(correct) / float64(n), nil
+}
+
+// walk runs sp through the model as Evaluate does: a text cut into Batch
+// streams, chunk by chunk with the state carried from zero (seq gets each
+// chunk and the state it starts from, and returns the next one); images in
+// chunks of evalChunk examples (img).
+func (e *gomlxEngine) walk(sp *Split, seq func(b batchBuf, state *tensors.Tensor) (*tensors.Tensor, error), img func(b batchBuf) error) error {
+	if sp.N() == 0 {
+		return fmt.Errorf("evaluation split: no examples")
+	}
 	if sp.Tokens != nil {
 		streams, sn, err := data.Batchify(sp.Tokens, e.p.Options.Batch)
 		if err != nil {
-			return 0, 0, fmt.Errorf("evaluation split: %w", err)
+			return fmt.Errorf("evaluation split: %w", err)
 		}
 		state, err := e.tr.ZeroState(e.p.Options.Batch)
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
 		for k := range data.LMChunks(sn, e.p.BPTT) {
 			b, err := e.textBuf(streams, k)
 			if err != nil {
-				return 0, 0, err
+				return err
 			}
-			l, c, m, next, err := e.tr.EvaluateSequenceSums(b.x, b.y, state)
+			next, err := seq(b, state)
 			if err != nil {
-				return 0, 0, err
+				return err
 			}
 			state.FinalizeAll()
 			state = next
-			sum, correct, n = sum+l, correct+c, n+m
 		}
 		state.FinalizeAll()
-		if n == 0 {
-			return 0, 0, fmt.Errorf("evaluation split: %d tokens make no chunk", sp.N())
-		}
-		return sum / float64(n), float64(correct) / float64(n), nil
+		return nil
 	}
 	if sp.Dim != e.train.Dim {
-		return 0, 0, fmt.Errorf("evaluation split: Dim = %d: the model takes %d", sp.Dim, e.train.Dim)
+		return fmt.Errorf("evaluation split: Dim = %d: the model takes %d", sp.Dim, e.train.Dim)
 	}
 	for lo := 0; lo < sp.N(); lo += evalChunk {
 		m := min(evalChunk, sp.N()-lo)
 		b := e.imageBuf(m, sp)
 		if err := e.fill(b, sp, nil, lo, m, nil); err != nil {
-			return 0, 0, err
+			return err
 		}
-		l, c, _, err := e.tr.EvaluateSums(b.x, b.y)
-		if err != nil {
-			return 0, 0, err
+		if err := img(b); err != nil {
+			return err
 		}
-		sum += l
-		correct += c
 	}
-	return sum / float64(sp.N()), float64(correct) / float64(sp.N()), nil
+	return nil
 }
 
 // BeginAverage makes the average of the decay's iterates the parameters,
@@ -401,49 +419,18 @@ func (e *gomlxEngine) EvaluateCells(sp *Split) (loss, acc []float64, err error) 
 	if e.tr.EvalPoint() {
 		return nil, nil, fmt.Errorf("EvaluateCells: the direction evaluates at its own point")
 	}
-	if sp.N() == 0 {
-		return nil, nil, fmt.Errorf("evaluation split: no examples")
-	}
 	add := func(l, a []float64) { loss, acc = append(loss, l...), append(acc, a...) }
-	if sp.Tokens != nil {
-		streams, sn, err := data.Batchify(sp.Tokens, e.p.Options.Batch)
-		if err != nil {
-			return nil, nil, fmt.Errorf("evaluation split: %w", err)
-		}
-		state, err := e.tr.ZeroState(e.p.Options.Batch)
-		if err != nil {
-			return nil, nil, err
-		}
-		for k := range data.LMChunks(sn, e.p.BPTT) {
-			b, err := e.textBuf(streams, k)
-			if err != nil {
-				return nil, nil, err
-			}
-			l, a, next, err := e.tr.EvaluateSequenceRows(b.x, b.y, state)
-			if err != nil {
-				return nil, nil, err
-			}
-			state.FinalizeAll()
-			state = next
-			add(l, a)
-		}
-		state.FinalizeAll()
-		return loss, acc, nil
-	}
-	if sp.Dim != e.train.Dim {
-		return nil, nil, fmt.Errorf("evaluation split: Dim = %d: the model takes %d", sp.Dim, e.train.Dim)
-	}
-	for lo := 0; lo < sp.N(); lo += evalChunk {
-		m := min(evalChunk, sp.N()-lo)
-		b := e.imageBuf(m, sp)
-		if err := e.fill(b, sp, nil, lo, m, nil); err != nil {
-			return nil, nil, err
-		}
-		l, a, err := e.tr.EvaluateRows(b.x, b.y)
-		if err != nil {
-			return nil, nil, err
-		}
+	err = e.walk(sp, func(b batchBuf, state *tensors.Tensor) (*tensors.Tensor, error) {
+		l, a, next, err := e.tr.EvaluateSequenceRows(b.x, b.y, state)
 		add(l, a)
+		return next, err
+	}, func(b batchBuf) error {
+		l, a, err := e.tr.EvaluateRows(b.x, b.y)
+		add(l, a)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return loss, acc, nil
 }

@@ -70,20 +70,13 @@ type averager interface {
 	EvaluateCells(sp *Split) (loss, acc []float64, err error)
 }
 
-// averagePicker is a scheduler that may average the decay's iterates
-// (schedule.Tail).
-type averagePicker interface {
-	Averages() bool
-	PickAverage(gain []float64, metric string) (schedule.Event, error)
-}
-
 // pickAverage ends a run whose scheduler averages the decay's iterates: it
 // evaluates the validation split's cells at the last iterate and at the
 // average, and ends at the one s picks (schedule.Tail.PickAverage): on a
 // text the gain of a cell is its mean cross-entropy at the last iterate
 // minus the one at the average, on images the difference of their right
 // predictions.
-func pickAverage(s averagePicker, e averager, val *Split, text bool) (schedule.Event, error) {
+func pickAverage(s schedule.Averager, e averager, val *Split, text bool) (schedule.Event, error) {
 	l0, a0, err := e.EvaluateCells(val)
 	if err != nil {
 		return schedule.Event{}, fmt.Errorf("the average of the decay: the last iterate's validation: %w", err)
@@ -409,11 +402,9 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 		}
 		vs.SetValidation(val)
 	}
-	avg, _ := sched.(averagePicker)
-	if avg != nil && !avg.Averages() {
-		avg = nil
-	}
-	if avg != nil {
+	var avg schedule.Averager
+	if schedule.Averages(sched) {
+		avg = sched.(schedule.Averager)
 		// salsa-probe: the engine keeps the average of the decay's
 		// iterates, picked on the validation split at the end
 		_, ok := eng.(averager)
