@@ -43,6 +43,23 @@ type LRAware[T Float] interface {
 	EffectiveLR() float64
 }
 
+// ComputeAt sets α_k = lr on dir and computes d_k, as the example on
+// [LRAware] does, but leaves dir's rate as it was when either call fails, so
+// that a refused step (a non-finite g, a rate out of range) changes nothing
+// in dir's state.
+func ComputeAt[T Float](dir LRAware[T], lr float64, d, g, x []T) error {
+	prev := dir.LR()
+	if err := dir.SetLR(lr); err != nil {
+		return err
+	}
+	if err := dir.Compute(d, g, x); err != nil {
+		// prev was accepted by SetLR before, so putting it back cannot fail
+		_ = dir.SetLR(prev)
+		return err
+	}
+	return nil
+}
+
 // checkLR validates a learning rate given to SetLR.
 func checkLR(lr float64) error {
 	if !(lr > 0) || math.IsInf(lr, 0) {

@@ -1,6 +1,7 @@
 package direction
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -372,5 +373,48 @@ func TestLRFreeSnapshotKeepsLR(t *testing.T) {
 		if !sameBits(da, db) {
 			t.Errorf("%s: restored direction differs", c.name)
 		}
+	}
+}
+
+// TestComputeAtRefused: a step ComputeAt refuses (a non-finite gradient, a
+// rate out of range) leaves every LRAware direction as it was: its rate and
+// its snapshot.
+func TestComputeAtRefused(t *testing.T) {
+	for _, c := range lrfreeCases(1e-2) {
+		t.Run(c.name, func(t *testing.T) {
+			d0, err := newDir[float64](c, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := d0.(LRAware[float64])
+			x, d := []float64{1, -2, 0.5}, make([]float64, 3)
+			if err := ComputeAt(dir, 0.5, d, []float64{0.1, 0.2, -0.3}, x); err != nil {
+				t.Fatal(err)
+			}
+			before, err := dir.(interface{ MarshalBinary() ([]byte, error) }).MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bad := range []struct {
+				lr float64
+				g  []float64
+			}{
+				{2, []float64{math.NaN(), 0.2, -0.3}},
+				{2, []float64{math.Inf(1), 0.2, -0.3}},
+				{math.Inf(1), []float64{0.1, 0.2, -0.3}},
+				{0, []float64{0.1, 0.2, -0.3}},
+			} {
+				if err := ComputeAt(dir, bad.lr, d, bad.g, x); err == nil {
+					t.Fatalf("ComputeAt(lr %v, g %v): no error", bad.lr, bad.g)
+				}
+				if dir.LR() != 0.5 {
+					t.Fatalf("after a refused ComputeAt(lr %v, g %v): LR() = %v, want 0.5", bad.lr, bad.g, dir.LR())
+				}
+				after, _ := dir.(interface{ MarshalBinary() ([]byte, error) }).MarshalBinary()
+				if !bytes.Equal(before, after) {
+					t.Fatalf("a refused ComputeAt(lr %v, g %v) changed the snapshot", bad.lr, bad.g)
+				}
+			}
+		})
 	}
 }

@@ -76,17 +76,18 @@ func (t *Trainer) foldAverage(step int) error {
 }
 
 // AverageCount is the number of iterates in the average of the decay
-// ([schedule.Result.Average]); 0 when none is kept.
-func (t *Trainer) AverageCount() int {
+// ([schedule.Result.Average]); 0 when none is kept. The error is the
+// store's, when the count cannot be read.
+func (t *Trainer) AverageCount() (int, error) {
 	v := t.store.GetVariable(averageCountPath)
 	if v == nil {
-		return 0
+		return 0, nil
 	}
 	val, err := v.Value()
 	if err != nil {
-		return 0
+		return 0, fmt.Errorf("salsagomlx: the average's count %s: %w", averageCountPath, err)
 	}
-	return int(tensors.ToScalar[float64](val))
+	return int(tensors.ToScalar[float64](val)), nil
 }
 
 // BeginAverage makes the average x̄ of the decay's iterates the parameters,
@@ -102,7 +103,11 @@ func (t *Trainer) BeginAverage(refresh iter.Seq[*tensors.Tensor]) error {
 		return errors.New("salsagomlx: BeginAverage twice without EndAverage")
 	case t.host.inEval:
 		return errors.New("salsagomlx: BeginAverage between BeginEval and EndEval")
-	case t.AverageCount() == 0:
+	}
+	switch n, err := t.AverageCount(); {
+	case err != nil:
+		return fmt.Errorf("salsagomlx: BeginAverage: %w", err)
+	case n == 0:
 		return errors.New("salsagomlx: BeginAverage: no average of the iterates is kept (schedule.Result.Average)")
 	}
 	if err := t.swapAverage(); err != nil {

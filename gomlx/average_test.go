@@ -72,8 +72,16 @@ func TestTrainerAverage(t *testing.T) {
 		}
 		folds++
 	}
-	if folds == 0 || folds != tr.AverageCount() {
-		t.Fatalf("%d steps asked for the average, AverageCount %d", folds, tr.AverageCount())
+	count := func(tr *Trainer) int {
+		t.Helper()
+		n, err := tr.AverageCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(tr); folds == 0 || folds != n {
+		t.Fatalf("%d steps asked for the average, AverageCount %d", folds, n)
 	}
 	if _, err := tr.MarshalBinary(); err != nil {
 		t.Fatal(err)
@@ -83,8 +91,8 @@ func TestTrainerAverage(t *testing.T) {
 	if err := restored.UnmarshalBinary(snap); err != nil {
 		t.Fatal(err)
 	}
-	if restored.AverageCount() != folds {
-		t.Errorf("restored AverageCount %d, want %d", restored.AverageCount(), folds)
+	if n := count(restored); n != folds {
+		t.Errorf("restored AverageCount %d, want %d", n, folds)
 	}
 	last, _ := gather(nil, tr.trainable)
 	stats := tr.runningStats()
@@ -127,8 +135,8 @@ func TestTrainerAverage(t *testing.T) {
 	if l1, _, _ := tr.EvaluateRows(xs[0], ys[0]); !slices.Equal(l1, l0) {
 		t.Error("the last iterate evaluates differently after EndAverage(false)")
 	}
-	if tr.AverageCount() != folds {
-		t.Errorf("after EndAverage(false) AverageCount %d, want %d", tr.AverageCount(), folds)
+	if n := count(tr); n != folds {
+		t.Errorf("after EndAverage(false) AverageCount %d, want %d", n, folds)
 	}
 	if err := tr.EndAverage(false); err == nil {
 		t.Error("EndAverage without BeginAverage: no error")
@@ -140,8 +148,8 @@ func TestTrainerAverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept, _ := gather(nil, tr.trainable)
-	if !slices.Equal(kept, at) || tr.AverageCount() != 0 {
-		t.Errorf("EndAverage(true): parameters at the average %v, AverageCount %d; want true, 0", slices.Equal(kept, at), tr.AverageCount())
+	if n := count(tr); !slices.Equal(kept, at) || n != 0 {
+		t.Errorf("EndAverage(true): parameters at the average %v, AverageCount %d; want true, 0", slices.Equal(kept, at), n)
 	}
 	if err := tr.BeginAverage(nil); err == nil || !strings.Contains(err.Error(), "no average") {
 		t.Errorf("BeginAverage with no average: err = %v", err)

@@ -153,10 +153,7 @@ func (t *Trainer) hostUpdate() (x1d, d2 float64, err error) {
 		h.d = make([]float32, len(h.x))
 	}
 	h.d = h.d[:len(h.x)]
-	if err := dir.SetLR(t.lr); err != nil {
-		return 0, 0, err
-	}
-	if err := dir.Compute(h.d, h.g, h.x); err != nil {
+	if err := direction.ComputeAt(dir, t.lr, h.d, h.g, h.x); err != nil {
 		return 0, 0, err
 	}
 	direction.Update(h.x, h.d, t.lr)

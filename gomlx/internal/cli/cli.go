@@ -153,6 +153,9 @@ func flagValueError(fs *flag.FlagSet, err error) string {
 		want = "true or false (1 or 0)"
 	case int, int64:
 		want = "an integer" // the command checks its range
+		if m[3] == "value out of range" {
+			want = fmt.Sprintf("an integer in [%d, %d]", math.MinInt64, math.MaxInt64)
+		}
 	case uint, uint64:
 		want = fmt.Sprintf("an integer in [0, %d]", uint64(math.MaxUint64))
 	case float64:
@@ -179,8 +182,14 @@ type setFlags []string
 
 func (s *setFlags) String() string { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error {
-	if !strings.Contains(v, "=") {
+	k, _, ok := strings.Cut(v, "=")
+	if !ok {
 		return fmt.Errorf("%q: want key=value", v)
+	}
+	for _, kv := range s.pairs() {
+		if kv[0] == strings.TrimSpace(k) {
+			return fmt.Errorf("%q: %s given twice (%s before): give each key once", v, kv[0], kv[1])
+		}
 	}
 	*s = append(*s, v)
 	return nil

@@ -157,6 +157,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Sets = sets.pairs()
 	for _, kv := range cfg.Sets {
+		if cfg.SweepKey != "" && kv[0] == cfg.SweepKey {
+			return fmt.Errorf("--sweep %s and --set %s=%s both set %s: give one", *sweep, kv[0], kv[1], kv[0])
+		}
 		if kv[0] == "val_fraction" { // one held-out split for every run that needs one
 			return fmt.Errorf("--set val_fraction=%s: salsa compare holds out --hold-out (%v) of the training examples for every run that needs a validation split: give --hold-out %s", kv[1], cfg.HoldOut, kv[1])
 		}

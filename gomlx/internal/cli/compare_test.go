@@ -367,6 +367,8 @@ func TestCompareFlagErrors(t *testing.T) {
 		{[]string{"--methods", "salsa,sasa+", "--grid", "sasa+", "--lr0s", "0.01,0.1", "--lr0", "0"}, 1, "--lr0 0: must be finite and > 0"},
 		{[]string{"--methods", "salsa", "--mirror", "http://x"}, 1, "--mirror http://x: is used only with --download"},
 		{[]string{"--methods", "salsa", "--sweep", "delta=0.01,0.01"}, 1, "would share the directory"},
+		{[]string{"--methods", "salsa", "--sweep", "delta=0.01,0.1", "--set", "delta=0.05"}, 1, "--sweep delta=0.01,0.1 and --set delta=0.05 both set delta: give one"},
+		{[]string{"--methods", "salsa", "--set", "delta=0.05", "--set", "delta=0.1"}, 2, `"delta=0.1": delta given twice (0.05 before): give each key once`},
 		{[]string{}, 2, "--methods is required; the methods are salsa"},
 		{[]string{"--methods", "salsa", "--seeds", "0"}, 1, "--seeds 0: must be in [1, 1000]"},
 		{[]string{"--methods", "salsa", "--seeds", "99999999999"}, 1, "--seeds 99999999999: must be in [1, 1000]"}, // was an out-of-memory crash

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/salsaopt/salsa/gomlx/internal/plots"
@@ -43,6 +45,9 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		for _, s := range strings.Split(*runs, ",") {
 			if s = strings.TrimSpace(s); s == "" {
 				return usageErr(fmt.Sprintf("--runs %q: empty directory name", *runs))
+			}
+			if slices.ContainsFunc(dirs, func(d string) bool { return filepath.Clean(d) == filepath.Clean(s) }) {
+				return usageErr(fmt.Sprintf("--runs %q: %s is listed twice", *runs, s))
 			}
 			dirs = append(dirs, s)
 		}

@@ -43,6 +43,7 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "--run", a, "--runs", b}, 2, "give exactly one of --run and --runs", 0},
 		{[]string{"plot", "--runs", a + "," + b}, 2, "--runs needs --out", 0},
 		{[]string{"plot", "--runs", a + ",", "--out", out}, 2, "empty directory name", 0},
+		{[]string{"plot", "--runs", a + "," + a + "/", "--out", out}, 2, "is listed twice", 0},
 		{[]string{"plot", "--bogus"}, 2, "flag provided but not defined", 0},
 		{[]string{"plot", "--run", a, "extra"}, 2, `unexpected argument "extra"`, 0},
 		{[]string{"plot", "--run", missing}, 1, missing + `" does not exist`, 0},

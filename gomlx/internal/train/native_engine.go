@@ -128,9 +128,7 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	case e.peer != nil:
 		// The rate of the step first: the peers' state depends on it. L2 is
 		// in g (linear adds wd·x at the parameters, y for Schedule-Free).
-		if err = e.peer.SetLR(req.LR); err == nil {
-			err = e.peer.Compute(e.d, e.t.Gradient(), e.t.X)
-		}
+		err = direction.ComputeAt(e.peer, req.LR, e.d, e.t.Gradient(), e.t.X)
 		if err == nil {
 			out.StepSize = e.peer.EffectiveLR()
 			out.X1D, out.D2, err = e.t.Apply(e.d, req.LR)

@@ -315,6 +315,11 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i, kv := range o.Sets {
+		if j := slices.IndexFunc(o.Sets[:i], func(e [2]string) bool { return e[0] == kv[0] }); j >= 0 {
+			return nil, fmt.Errorf("--set %s given twice (%s, then %s): give each key once", kv[0], o.Sets[j][1], kv[1])
+		}
+	}
 	var sched [][2]string
 	for _, kv := range o.Sets {
 		k, v := kv[0], kv[1]
@@ -549,7 +554,7 @@ func userError(err error, o Options) error {
 	sched, _ := replay.Scheduler(o.Method)
 	keys := schedule.KeysFor(sched, fe.Field)
 	key, typed := "", ""
-	for _, kv := range o.Sets { // the key and value the user typed; the last one wins
+	for _, kv := range o.Sets { // the key and value the user typed (each key is given once)
 		if slices.Contains(keys, kv[0]) {
 			key, typed = kv[0], kv[1]
 		}

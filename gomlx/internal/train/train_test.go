@@ -350,7 +350,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) {
 			o.Method = "salsa-budget"
 			o.Sets = [][2]string{{"decay_from_switch", "0"}, {"keep_momentum", "1"}, {"decay_from_switch", "1"}}
-		}, "--set keep_momentum does nothing for --method salsa-budget with decay_from_switch=1"},
+		}, "--set decay_from_switch given twice (0, then 1): give each key once"},
 		// τ, the factor of a drop, for schedules that never drop in salsa
 		// train (a constant or warmup schedule; --drops is shb-hand's)
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method adam-warmup; it applies to salsa, salsa-budget, sasa+, sasa, slope, shb-hand, salsa-val, sasa+-val, plateau"},
