@@ -27,6 +27,7 @@
 # heldout10: the tenth, docs/parity/heldout10.md, salsa-probe with its average and the default salsa; heldout10-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
+# built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
 # default-TASK: the default salsa over ten seeds (on H35–H39, which had three); rebuild-TASK: the ten-seed runs trained again with the current build;
 # retry: probe_retry=1 over ten seeds on the tasks seen before it, the runs it cannot alter copied, into runs/parity/retry-TASK;
 # settle: probe_settle=1 post hoc on the tasks seen before (H10, the lstm, H9, H11, H12, the mlp, H8, the cnn, logreg, H4);
@@ -378,6 +379,12 @@ for part in "${parts[@]}"; do
 		case $c in keep) key=probe_keep_rate=1 ;; backoff) key=probe_backoff=4 ;; cuts) key=decay_cuts=1 ;; val) key=probe_val=1 ;; esac
 		task_args $t
 		starts=${STARTS:-0.01} SEEDS=10 parity $c-$t parity/$d --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $d)" --set $key
+		;;
+	built-*) # the built salsa-probe (its average, commit f55e0ce) over ten seeds from every lr0, alone: the scoreboard's cells
+		# (docs/parity/average.md, the sixth screen, ran this into runs/build/s6-TASK; LR0S narrows the lr0)
+		t=${part#built-}
+		task_args $t
+		./bin/salsa compare --methods salsa-probe "${args[@]}" --lr0s "${LR0S:-$starts}" --seeds 10 ${JOBS:+--jobs "$JOBS"} --no-plots --out runs/parity/built-$t | tail -1
 		;;
 	default-*) # the default salsa over ten seeds from every lr0 (after H35–H39, which ran it on three), beside the tuned shb-hand
 		# runs of the task's current ten-seed directory
