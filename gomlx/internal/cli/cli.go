@@ -154,7 +154,12 @@ func flagValueError(fs *flag.FlagSet, err error) string {
 	case int, int64:
 		want = "an integer" // the command checks its range
 		if m[3] == "value out of range" {
-			want = fmt.Sprintf("an integer in [%d, %d]", math.MinInt64, math.MaxInt64)
+			// the flag package parses an int flag at int's size
+			lo, hi := int64(math.MinInt), int64(math.MaxInt)
+			if _, is64 := g.Get().(int64); is64 {
+				lo, hi = math.MinInt64, math.MaxInt64
+			}
+			want = fmt.Sprintf("an integer in [%d, %d]", lo, hi)
 		}
 	case uint, uint64:
 		want = fmt.Sprintf("an integer in [0, %d]", uint64(math.MaxUint64))
