@@ -63,10 +63,16 @@ h41=(--dataset tinyshakespeare --model lstm --batch 26 --set wd=2e-5 --epochs 10
 h42=(--dataset mnist --model cnn --batch 56 --set wd=1e-4 --epochs 5 --limit 2880 --test-limit 2000)
 h43=(--dataset fashion-mnist --model mlp --batch 160 --set wd=0 --epochs 9 --limit 10000)
 h44=(--dataset mnist --model logreg --batch 48 --set wd=1e-4 --epochs 6 --jobs 1)
+# H45–H49 (heldout11.md), written before they were run, to be run without a change
+h45=(--dataset tinyshakespeare --model lstm --batch 30 --set wd=1e-3 --epochs 7 --limit 24000 --test-limit 10000)
+h46=(--dataset tinyshakespeare --model lstm --batch 18 --set wd=0 --epochs 13 --limit 33000 --test-limit 10000)
+h47=(--dataset fashion-mnist --model cnn --batch 72 --set wd=0 --epochs 8 --limit 3360 --test-limit 2000)
+h48=(--dataset mnist --model mlp --batch 112 --set wd=3e-4 --epochs 6 --limit 11000)
+h49=(--dataset fashion-mnist --model logreg --batch 640 --set wd=1e-5 --epochs 25 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h44).
+# array named after it (h1…h49).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
