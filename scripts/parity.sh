@@ -419,9 +419,24 @@ for part in "${parts[@]}"; do
 		h42) lrs=0.3,1,3 ;;
 		h43) lrs=0.1,0.3,1 ;;
 		h44) lrs=0.03,0.1,0.3 ;;
+		# heldout11.md, around the three-seed picks (seeds 1-3 copied from heldout11-TASK where the runs are there)
+		h45 | h46) lrs=30,100,300 ;;
+		h47 | h48) lrs=0.3,1,3 ;;
+		h49) lrs=0.1,0.3,1 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
+		# the eleventh set's seeds 1-3 are its three-seed runs, the same runs bit for bit: copied, not trained again
+		if [[ $t =~ ^h4[5-9]$ ]]; then
+			mkdir -p runs/parity/seeds-$t/runs runs/parity/seeds-$t-peers/runs
+			for r in runs/parity/heldout11-$t/runs/salsa-probe-* runs/parity/heldout11-$t/runs/shb-hand-*; do
+				[[ ,$lrs, == *,$(basename "$r" | sed -n 's/^shb-hand-lr\(.*\)-s[0-9]*$/\1/p'),* || $(basename "$r") == salsa-probe-* ]] || continue
+				[ -e "runs/parity/seeds-$t/runs/$(basename "$r")" ] || cp -r "$r" runs/parity/seeds-$t/runs/
+			done
+			for r in runs/parity/heldout11-$t-peers/runs/schedule-free-adamw-*; do
+				[ -e "runs/parity/seeds-$t-peers/runs/$(basename "$r")" ] || cp -r "$r" runs/parity/seeds-$t-peers/runs/
+			done
+		fi
 		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
 		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
 		;;
