@@ -462,7 +462,7 @@ for part in "${parts[@]}"; do
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
 		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h1 h2 h3 h4 h5 h6 h7 h8 h9 h10 h11 h12 h13 h14 h15 h16 h17 h18 h19 h20 \
-			h21 h22 h23 h24 h25 h26 h27 h28 h29 h30 h31 h32 h33 h34 h35 h36 h37 h38 h39; do
+			h21 h22 h23 h24 h25 h26 h27 h28 h29 h30 h31 h32 h33 h34 h35 h36 h37 h38 h39 h40 h41 h42 h43 h44 h45 h46 h47 h48 h49; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
