@@ -49,17 +49,23 @@ parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
 starts=0.001,0.01,0.1
 peers=adam-warmup,schedule-free-sgd,schedule-free-adamw,prodigy,dadapt-sgd,dog
 
+# copy_new DIR RUN...: each RUN copied into DIR/runs (made if missing)
+# unless a run of its name is there already, so that compare skips it.
+copy_new() {
+	local dir=$1 r; shift
+	mkdir -p "$dir/runs"
+	for r in "$@"; do
+		[ -e "$dir/runs/$(basename "$r")" ] || cp -r "$r" "$dir/runs/"
+	done
+}
+
 # parity NAME FROM ARGS...: salsa compare into runs/parity/NAME, with the
 # shb-hand runs of runs/FROM/runs copied first (FROM "-": none).
 parity() {
 	local name=$1 from=$2; shift 2
 	local dir=runs/parity/$name
 	mkdir -p "$dir/runs"
-	if [ "$from" != - ]; then
-		for r in runs/"$from"/runs/shb-hand-*; do
-			[ -e "$dir/runs/$(basename "$r")" ] || cp -r "$r" "$dir/runs/"
-		done
-	fi
+	[ "$from" = - ] || copy_new "$dir" runs/"$from"/runs/shb-hand-*
 	echo "== $name: salsa compare $* --seeds ${SEEDS:-3} --out $dir"
 	local st=(--start-lr0s $starts)
 	# the peers run untuned, at their authors' defaults: no start rates
@@ -428,14 +434,10 @@ for part in "${parts[@]}"; do
 		task_args $t
 		# the eleventh set's seeds 1-3 are its three-seed runs, the same runs bit for bit: copied, not trained again
 		if [[ $t =~ ^h4[5-9]$ ]]; then
-			mkdir -p runs/parity/seeds-$t/runs runs/parity/seeds-$t-peers/runs
-			for r in runs/parity/heldout11-$t/runs/salsa-probe-* runs/parity/heldout11-$t/runs/shb-hand-*; do
-				[[ ,$lrs, == *,$(basename "$r" | sed -n 's/^shb-hand-lr\(.*\)-s[0-9]*$/\1/p'),* || $(basename "$r") == salsa-probe-* ]] || continue
-				[ -e "runs/parity/seeds-$t/runs/$(basename "$r")" ] || cp -r "$r" runs/parity/seeds-$t/runs/
-			done
-			for r in runs/parity/heldout11-$t-peers/runs/schedule-free-adamw-*; do
-				[ -e "runs/parity/seeds-$t-peers/runs/$(basename "$r")" ] || cp -r "$r" runs/parity/seeds-$t-peers/runs/
-			done
+			from=runs/parity/heldout11-$t/runs
+			copy_new runs/parity/seeds-$t "$from"/salsa-probe-*
+			for lr in ${lrs//,/ }; do copy_new runs/parity/seeds-$t "$from"/shb-hand-lr$lr-s*; done
+			copy_new runs/parity/seeds-$t-peers runs/parity/heldout11-$t-peers/runs/schedule-free-adamw-*
 		fi
 		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
 		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
@@ -461,8 +463,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h1 h2 h3 h4 h5 h6 h7 h8 h9 h10 h11 h12 h13 h14 h15 h16 h17 h18 h19 h20 \
-			h21 h22 h23 h24 h25 h26 h27 h28 h29 h30 h31 h32 h33 h34 h35 h36 h37 h38 h39 h40 h41 h42 h43 h44 h45 h46 h47 h48 h49; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..49}; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
