@@ -15,16 +15,27 @@ import (
 // ([schedule.Result.Rollback]), and candScope the candidate it asks to
 // copy first ([schedule.Result.Save]), until it releases them
 // ([schedule.Result.Release]): the variable at path p is kept at
-// keptScope+p, its candidate at candScope+p. Both are in the trainer's
-// snapshot and, being in the store, in a GoMLX checkpoint.
+// keptScope+p, its candidate at candScope+p, and with
+// [schedule.TailConfig.ProbeLevelCopy] the copy kept before at
+// earlierScope+p ([schedule.Result.KeepEarlier]). All are in the
+// trainer's snapshot and, being in the store, in a GoMLX checkpoint.
 const (
-	keptScope = StateScope + "/kept"
-	candScope = StateScope + "/candidate"
+	keptScope    = StateScope + "/kept"
+	candScope    = StateScope + "/candidate"
+	earlierScope = StateScope + "/earlier"
 )
+
+// copyScopes are the scopes of the parameters' copies.
+var copyScopes = []string{candScope, keptScope, earlierScope}
 
 // copyPath reports whether p is a variable of the parameters' copies.
 func copyPath(p string) bool {
-	return strings.HasPrefix(p, keptScope+"/") || strings.HasPrefix(p, candScope+"/")
+	for _, sc := range copyScopes {
+		if strings.HasPrefix(p, sc+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // keptSources lists the variables a rollback puts back, in store order:
@@ -47,9 +58,11 @@ func (t *Trainer) keptSources() []*model.Variable {
 }
 
 // keepOrRollback copies the parameters as a candidate when res asks for
-// one (Save), makes the candidate the kept copy (Confirm) and puts the kept
-// copy back (Rollback); the caller then zeroes the momentum. On a release,
-// after that, it deletes the copies, which no later snapshot then carries.
+// one (Save), makes the candidate the kept copy (Confirm), the kept one
+// first the earlier copy (KeepEarlier), and puts the kept copy, or the
+// earlier one (RollbackEarlier), back (Rollback); the caller then zeroes
+// the momentum. On a release, after that, it deletes the copies, which no
+// later snapshot then carries.
 // A Host direction's averages cannot be rolled back, so a Save or a
 // Rollback is an error with it.
 func (t *Trainer) keepOrRollback(res schedule.Result) error {
@@ -66,6 +79,15 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 			return fmt.Errorf("salsagomlx: step %d: the candidate copy: %w", res.Step, err)
 		}
 	}
+	if res.KeepEarlier && !res.Confirm || res.RollbackEarlier && !res.Rollback {
+		return fmt.Errorf("salsagomlx: step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v: each needs the other",
+			res.Step, res.KeepEarlier, res.Confirm, res.RollbackEarlier, res.Rollback)
+	}
+	if res.Confirm && res.KeepEarlier && t.hasCopy(src, keptScope) {
+		if err := t.copyInto(src, keptScope, earlierScope); err != nil {
+			return fmt.Errorf("salsagomlx: step %d: keeping the earlier copy: %w", res.Step, err)
+		}
+	}
 	if res.Confirm {
 		if err := t.copyInto(src, candScope, keptScope); err != nil {
 			return fmt.Errorf("salsagomlx: step %d: confirming the candidate copy: %w", res.Step, err)
@@ -75,25 +97,28 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 		}
 	}
 	if res.Rollback {
-		if err := t.copyInto(src, keptScope, ""); err != nil {
+		from := keptScope
+		if res.RollbackEarlier {
+			from = earlierScope
+		}
+		if err := t.copyInto(src, from, ""); err != nil {
 			return fmt.Errorf("salsagomlx: step %d: the rollback: %w", res.Step, err)
 		}
 	}
 	if !res.Release {
 		return nil
 	}
-	if err := t.store.DeleteVariablesInScope(candScope); err != nil {
-		return err
-	}
-	if err := t.store.DeleteVariablesInScope(keptScope); err != nil {
-		return err
+	for _, sc := range copyScopes {
+		if err := t.store.DeleteVariablesInScope(sc); err != nil {
+			return err
+		}
 	}
 	// A resumed store's loader (a GoMLX checkpoint.Handler) may still hold
 	// copies no graph has loaded, which DeleteVariablesInScope does not
 	// see and every later checkpoint would save again.
 	if l := t.store.Loader(); l != nil {
 		for _, v := range src {
-			for _, sc := range []string{candScope, keptScope} {
+			for _, sc := range copyScopes {
 				if err := l.DeleteVariable(t.store, sc+v.Path()); err != nil {
 					return fmt.Errorf("salsagomlx: step %d: releasing the copies: %w", res.Step, err)
 				}
@@ -101,6 +126,17 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 		}
 	}
 	return nil
+}
+
+// hasCopy reports whether the store holds a copy of every variable of src
+// under scope.
+func (t *Trainer) hasCopy(src []*model.Variable, scope string) bool {
+	for _, v := range src {
+		if c := t.store.GetVariable(scope + v.Path()); c == nil || !c.Shape().Equal(v.Shape()) {
+			return false
+		}
+	}
+	return len(src) > 0
 }
 
 // copyInto copies, for each variable v of src, the value at path

@@ -101,6 +101,12 @@ const ReasonOverruled = "outliers overruled"
 // rate: the rate gets a second window.
 const ReasonRetry = "retry"
 
+// ReasonRollbackToLevel is, with [TailConfig.ProbeLevelCopy], the Reason
+// of the [KindDecay] event of a rollback to the earlier copy, the one
+// reached at the decay's level, instead of the kept one
+// ([Result.RollbackEarlier]).
+const ReasonRollbackToLevel = "rollback to level"
+
 // probeWindow is the probe's window W.
 func (c TailConfig) probeWindow() int {
 	return max(2, int(math.Round(probeShare*float64(c.Steps))))
@@ -129,6 +135,9 @@ type probeState struct {
 	// one a rollback puts back (the probe's start rate, then the rate of
 	// each window whose candidate the next loss confirmed).
 	Kept float64 `json:",omitempty"`
+	// Earlier, with ProbeLevelCopy: the rate that reached the copy kept
+	// before the kept one ([Result.KeepEarlier]); 0 while there is none.
+	Earlier float64 `json:",omitempty"`
 	// Val, with ProbeVal: the validation loss at the last accepted point,
 	// the probe's start or the end of the last window accepted with the
 	// probe going on.
@@ -283,7 +292,7 @@ func (p *probeState) end(k int, loss float64, w int, last, retry bool, val float
 
 // check validates a restored probe state.
 func (p *probeState) check() error {
-	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK), checkNonNeg("TailState.Probe.Kept", p.Kept),
+	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK), checkNonNeg("TailState.Probe.Kept", p.Kept), checkNonNeg("TailState.Probe.Earlier", p.Earlier),
 		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
 		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
 		return err

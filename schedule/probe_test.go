@@ -603,6 +603,107 @@ func TestProbeKeepRate(t *testing.T) {
 	wantRefused(t, c, "TailConfig.ProbeKeepRate = true: needs ProbeEarly and ProbeRollback")
 }
 
+// TestProbeLevelCopy: with ProbeLevelCopy every Confirm after the start's
+// keeps the copy it replaces as the earlier one (KeepEarlier), and a failed
+// rate whose kept copy was reached at the last accepted rate 2α_s rolls
+// back to that earlier copy, the one reached at the decay's level α_s
+// (RollbackEarlier, reason "rollback to level"); when the kept copy is
+// already the start's, reached at α_s, it rolls back to it as without the
+// key. The decay's level is the same either way. It passes the shared
+// suite, and is refused without the rollback, with ProbeKeepRate and with a
+// back-off other than 2.
+func TestProbeLevelCopy(t *testing.T) {
+	c := earlyConfig()
+	c.Tail.ProbeRollback, c.Tail.ProbeLevelCopy = true, true
+	for _, tc := range []struct {
+		name    string
+		fs      []float64
+		step    int
+		earlier bool // the rollback puts back the earlier copy
+		to      int  // the step whose parameters it puts back
+	}{
+		{"rejected window", append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...), 30, true, 10},
+		{"outliers", append(append(window(1, 10), window(0.9, 10)...), 0.9, 5, 5), 23, true, 10},
+		// the candidate of step 20 not confirmed: the kept copy is the start's
+		{"the candidate's loss an outlier", append(append(window(1, 10), window(0.9, 10)...), 5, 5), 22, false, 10},
+		// 4α_s accepted too: the earlier copy is step 20's, reached at 2α_s
+		{"a third window", append(append(append(window(1, 10), window(0.9, 10)...), window(0.8, 10)...), window(1.1, 10)...), 40, true, 20},
+	} {
+		s := mustNewTail(t, c)
+		var res schedule.Result
+		var as float64
+		cand, keep, earlier := 0, 0, 0 // the steps whose parameters the copies hold
+		for i, f := range tc.fs {
+			res = stepLoss(t, s, f)
+			if i == 9 {
+				as = res.NextLR / 2
+			}
+			if res.Save {
+				cand = res.Step
+			}
+			if res.Confirm {
+				if res.KeepEarlier != (keep > 0) {
+					t.Errorf("%s: step %d: KeepEarlier %v with a copy kept at step %d", tc.name, res.Step, res.KeepEarlier, keep)
+				}
+				if res.KeepEarlier {
+					earlier = keep
+				}
+				keep, cand = cand, 0
+			}
+		}
+		to := keep
+		if res.RollbackEarlier {
+			to = earlier
+		}
+		reason := "rollback"
+		if tc.earlier {
+			reason = schedule.ReasonRollbackToLevel
+		}
+		n := len(res.Events)
+		// the level: half the last accepted rate
+		want := res.Events[n-1].NewLR
+		if res.Step != tc.step || !res.Rollback || res.RollbackEarlier != tc.earlier || to != tc.to || !res.ResetMomentum ||
+			res.Events[n-1].Kind != schedule.KindDecay || res.Events[n-1].Reason != reason || res.NextLR != want {
+			t.Errorf("%s: %+v, putting back step %d; want a rollback after step %d to step %d (earlier copy %v, reason %q)",
+				tc.name, res, to, tc.step, tc.to, tc.earlier, reason)
+		}
+		// the same level as without the key
+		off := c
+		off.Tail.ProbeLevelCopy = false
+		if ro, _ := earlyRun(t, mustNewTail(t, off), tc.fs); ro.NextLR != want || as == 0 {
+			t.Errorf("%s: the decay from %v, without the key from %v", tc.name, want, ro.NextLR)
+		}
+	}
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	c.Tail.ProbeKeepRate = true
+	wantRefused(t, c, "TailConfig.ProbeLevelCopy = true: not with ProbeKeepRate")
+	c.Tail.ProbeKeepRate, c.Tail.ProbeBackoff = false, 4
+	wantRefused(t, c, "TailConfig.ProbeLevelCopy = true: not with ProbeBackoff 4")
+	c.Tail.ProbeBackoff, c.Tail.ProbeRollback = 2, false
+	wantRefused(t, c, "TailConfig.ProbeLevelCopy = true: needs ProbeEarly and ProbeRollback")
+	// the earlier copy's rate survives a snapshot between two windows
+	c.Tail.ProbeRollback = true
+	s := mustNewTail(t, c)
+	fs := append(append(window(1, 10), window(0.9, 10)...), window(0.8, 10)...)
+	for _, f := range append(fs, 0.8) {
+		stepLoss(t, s, f)
+	}
+	data := marshal(t, s)
+	if !strings.Contains(string(data), `"Earlier":`) {
+		t.Fatalf("the snapshot %s has no earlier copy's rate", data)
+	}
+	r, err := schedule.Restore(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range window(1.1, 9) {
+		want, got := stepLoss(t, s, f), stepLoss(t, r, f)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: resumed %+v, uninterrupted %+v", want.Step, got, want)
+		}
+	}
+}
+
 // TestProbeBackoff: with ProbeBackoff b a failed rate rolls back as before,
 // and the decay begins from the last accepted rate 2α_s divided by b, with
 // or without the rollback; 0 is the probe's raise, 2. A factor below 1, a

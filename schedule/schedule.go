@@ -16,9 +16,13 @@
 //	res, err := s.End(schedule.Observation{X1D: dot(x, d), D2: dot(d, d)})
 //	res, err = schedule.AnswerVal(s, res, valLoss) // salsa-probe with ProbeVal: NeedVal
 //	if res.Save { cand = copy(x) }           // salsa-budget's probe only
-//	if res.Confirm { keep, cand = cand, nil } // idem: the candidate is kept
+//	if res.Confirm {                         // idem: the candidate is kept
+//		if res.KeepEarlier { earlier = keep } // with ProbeLevelCopy
+//		keep, cand = cand, nil
+//	}
 //	if res.Rollback { x = copy(keep) }       // idem, with ResetMomentum set
-//	if res.Release { keep, cand = nil, nil } // idem: no Rollback follows
+//	                                         // (copy(earlier) with RollbackEarlier)
+//	if res.Release { earlier, keep, cand = nil, nil, nil } // idem: no Rollback follows
 //	if res.ResetMomentum { dir.Reset() }
 //	if res.Average { n++; xbar += (x - xbar) / n } // Tail with Average: the decay's iterates
 //
@@ -105,8 +109,15 @@ type Result struct {
 	// probe with [TailConfig.ProbeRollback] sets them; a caller that cannot
 	// keep copies must refuse that configuration rather than ignore them.
 	Save, Confirm, Rollback bool
+	// KeepEarlier, set only with Confirm, asks the caller to keep the copy
+	// it held as the kept one as the earlier copy, replacing any earlier
+	// copy, before the candidate replaces it; with no copy kept yet there
+	// is nothing to keep. RollbackEarlier, set only with Rollback, asks it
+	// to put back that earlier copy instead of the kept one. Only [Tail]'s
+	// probe with [TailConfig.ProbeLevelCopy] sets them.
+	KeepEarlier, RollbackEarlier bool
 	// Release tells the caller that no Rollback follows (the probe has
-	// ended and the decay begun): the kept copy and the candidate can be
+	// ended and the decay begun): the copies (kept, candidate, earlier) can be
 	// freed, after the Confirm and the Rollback of the same step if there
 	// are any.
 	Release bool

@@ -94,6 +94,20 @@ type TailConfig struct {
 	// and lowered an lstm, a cnn and an mlp that wanted the higher level.
 	// Not with ProbeKeepRate, which decays from the copy's rate instead.
 	ProbeBackoff float64
+	// ProbeLevelCopy, with ProbeEarly and ProbeRollback: a probe ended by a
+	// failed rate puts back the newest copy reached at a rate no higher
+	// than the level the decay begins from, half the last accepted rate:
+	// the caller keeps the copy before the kept one too
+	// ([Result.KeepEarlier]), and when the kept copy was reached at the
+	// last accepted rate the rollback puts back that earlier one
+	// ([Result.RollbackEarlier]; the decay event's Reason is
+	// [ReasonRollbackToLevel]). Without it the decay starts from
+	// parameters trained for a window at twice its level. Two oracles on
+	// the lstms (docs/parity/climb.md) found that window costly on those
+	// trained without weight decay. Not with ProbeKeepRate, whose level is
+	// the kept copy's rate, nor with a ProbeBackoff other than 2: one
+	// earlier copy reaches half the last accepted rate only.
+	ProbeLevelCopy bool
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the
 	// first third, α_s/10 for the second and α_s/100 for the last (step
@@ -164,6 +178,16 @@ func (c TailConfig) Validate() error {
 	}
 	if c.ProbeKeepRate && !(c.ProbeEarly && c.ProbeRollback) {
 		return &FieldError{"TailConfig.ProbeKeepRate", c.ProbeKeepRate, "needs ProbeEarly and ProbeRollback (--set probe_early=1, probe_rollback=1; salsa-probe has both): without the early probe the decay already begins from the last accepted rate"}
+	}
+	if c.ProbeLevelCopy {
+		switch {
+		case !(c.ProbeEarly && c.ProbeRollback):
+			return &FieldError{"TailConfig.ProbeLevelCopy", c.ProbeLevelCopy, "needs ProbeEarly and ProbeRollback (--set probe_early=1, probe_rollback=1; salsa-probe has both)"}
+		case c.ProbeKeepRate:
+			return &FieldError{"TailConfig.ProbeLevelCopy", c.ProbeLevelCopy, "not with ProbeKeepRate (--set probe_keep_rate=1), which decays from the rate of the copy put back"}
+		case c.ProbeBackoff != 0 && c.ProbeBackoff != probeRaise:
+			return &FieldError{"TailConfig.ProbeLevelCopy", c.ProbeLevelCopy, fmt.Sprintf("not with ProbeBackoff %v (--set probe_backoff): the one earlier copy reaches the level of the back-off of %v only", c.ProbeBackoff, probeRaise)}
+		}
 	}
 	if c.ProbeBackoff != 0 {
 		if !validBackoff(c.ProbeBackoff) {
@@ -541,6 +565,10 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			// after a rollback to a copy whose own loss was 10.37)
 			t.probe.Cand = false
 			if t.probe.Hot == 0 {
+				if t.cfg.ProbeLevelCopy {
+					// the kept copy stays, as the earlier one
+					res.KeepEarlier, t.probe.Earlier = true, t.probe.Kept
+				}
 				res.Confirm, t.probe.Kept = true, rate
 			} else {
 				ev := Event{Step: k, Kind: KindProbe, Count: 1, Mean: loss, Prev: t.probe.Prev, Accept: true, NewLR: rate,
@@ -581,6 +609,10 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			if t.cfg.ProbeRollback && failed {
 				// back to the parameters of the last accepted window
 				res.Rollback, res.ResetMomentum, reason = true, true, "rollback"
+				if t.cfg.ProbeLevelCopy && t.probe.Kept > from && t.probe.Earlier > 0 {
+					// or of the window before it, whose rate is the level
+					res.RollbackEarlier, reason = true, ReasonRollbackToLevel
+				}
 			}
 			t.start, t.begin = from, min(k, t.cfg.Steps-1)
 			evs = append(evs, Event{Step: k, Kind: KindDecay, NewLR: from, Reason: reason})

@@ -69,10 +69,16 @@ h46=(--dataset tinyshakespeare --model lstm --batch 18 --set wd=0 --epochs 13 --
 h47=(--dataset fashion-mnist --model cnn --batch 72 --set wd=0 --epochs 8 --limit 3360 --test-limit 2000)
 h48=(--dataset mnist --model mlp --batch 112 --set wd=3e-4 --epochs 6 --limit 11000)
 h49=(--dataset fashion-mnist --model logreg --batch 640 --set wd=1e-5 --epochs 25 --jobs 1)
+# H50–H54 (heldout12.md), written before any run of probe_level_copy (climb.md)
+h50=(--dataset tinyshakespeare --model lstm --batch 22 --set wd=0 --epochs 12 --limit 28000 --test-limit 10000)
+h51=(--dataset tinyshakespeare --model lstm --batch 34 --set wd=1e-4 --epochs 10 --limit 30000 --test-limit 10000)
+h52=(--dataset mnist --model cnn --batch 80 --set wd=5e-4 --epochs 6 --limit 3000 --test-limit 2000)
+h53=(--dataset fashion-mnist --model mlp --batch 72 --set wd=1e-4 --epochs 8 --limit 9000)
+h54=(--dataset mnist --model logreg --batch 320 --set wd=2e-5 --epochs 12 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h49).
+# array named after it (h1…h54).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;

@@ -318,6 +318,7 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 	s := mk()
 	p := NewProblem(5, steps)
 	kept, released := false, false // the copy a Confirm keeps
+	earlier := false               // the copy a KeepEarlier keeps
 	saved := -1                    // the step of the last Save
 	averaging := false             // a step has set Average
 	for k := 1; k <= steps; k++ {
@@ -340,6 +341,13 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			t.Fatalf("step %d: Rollback %v, Release %v with no copy kept", k, res.Rollback, res.Release)
 		case res.Rollback && !res.ResetMomentum:
 			t.Fatalf("step %d: Rollback without ResetMomentum", k)
+		case res.KeepEarlier && !res.Confirm, res.RollbackEarlier && !res.Rollback:
+			t.Fatalf("step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v", k, res.KeepEarlier, res.Confirm, res.RollbackEarlier, res.Rollback)
+		case res.RollbackEarlier && !(earlier || res.KeepEarlier && kept):
+			t.Fatalf("step %d: RollbackEarlier with no earlier copy kept", k)
+		}
+		if res.Confirm && res.KeepEarlier && kept {
+			earlier = true
 		}
 		if res.Save {
 			saved = k

@@ -322,16 +322,17 @@ func BenchmarkEngine(b *testing.B) {
 	}
 }
 
-// keptCopies is the number of values of the parameters' copies, kept and
-// candidate, that e holds.
+// keptCopies is the number of values of the parameters' copies, kept,
+// candidate and earlier, that e holds.
 func keptCopies(e Engine) int {
 	switch e := e.(type) {
 	case *nativeEngine:
-		return len(e.saved) + len(e.cand)
+		return len(e.saved) + len(e.cand) + len(e.earlier)
 	case *gomlxEngine:
 		n := 0
 		for v := range e.tr.Store().IterVariables() {
-			if p := v.Path(); strings.HasPrefix(p, salsagomlx.StateScope+"/kept/") || strings.HasPrefix(p, salsagomlx.StateScope+"/candidate/") {
+			if p := v.Path(); strings.HasPrefix(p, salsagomlx.StateScope+"/kept/") || strings.HasPrefix(p, salsagomlx.StateScope+"/candidate/") ||
+				strings.HasPrefix(p, salsagomlx.StateScope+"/earlier/") {
 				n += v.Shape().Size()
 			}
 		}
@@ -343,14 +344,18 @@ func keptCopies(e Engine) int {
 // TestCopiesScripted: each engine's side of the copies' protocol, driven by
 // a scripted scheduler. A candidate copied at step 5 and confirmed at step
 // 6 is what the rollback of step 8 puts back; one not confirmed leaves the
-// copy confirmed at step 3 (the candidate of step 2) in place. A snapshot
-// taken after step 5, the candidate pending, resumes to the same rollback,
-// and the release frees every copy.
+// copy confirmed at step 3 (the candidate of step 2) in place. With
+// KeepEarlier on the second Confirm the copy of step 2 stays as the
+// earlier one, and a RollbackEarlier puts it back (the snapshot after step
+// 5 then carries it). A snapshot taken after step 5, the candidate pending,
+// resumes to the same rollback, and the release frees every copy.
 func TestCopiesScripted(t *testing.T) {
 	const n, dim = 320, 20
 	sp := gomlxSynth(n, dim, 3)
 	save, confirm := schedule.Result{Save: true}, schedule.Result{Confirm: true}
 	back := schedule.Result{Rollback: true, Release: true}
+	keepEarlier := schedule.Result{Confirm: true, KeepEarlier: true}
+	backEarlier := schedule.Result{Rollback: true, RollbackEarlier: true, Release: true}
 	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
 		for _, sc := range []struct {
 			name  string
@@ -359,6 +364,8 @@ func TestCopiesScripted(t *testing.T) {
 		}{
 			{"confirmed", map[int]schedule.Result{2: save, 3: confirm, 5: save, 6: confirm, 8: back}, 5},
 			{"not confirmed", map[int]schedule.Result{2: save, 3: confirm, 5: save, 8: back}, 2},
+			{"earlier", map[int]schedule.Result{2: save, 3: confirm, 4: save, 5: keepEarlier, 8: backEarlier}, 2},
+			{"earlier kept, the kept put back", map[int]schedule.Result{2: save, 3: confirm, 4: save, 5: keepEarlier, 8: back}, 4},
 		} {
 			t.Run(c.engine+"-"+c.model+"/"+sc.name, func(t *testing.T) {
 				if Engines[c.engine] == nil {

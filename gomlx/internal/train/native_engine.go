@@ -29,9 +29,10 @@ type nativeEngine struct {
 	keep []float32 // the training parameters during an evaluation at DoG's average
 	// cand is the candidate copy of the parameters the scheduler asked for
 	// (schedule.Result.Save), and saved the copy it confirmed
-	// (schedule.Result.Confirm), to put back on a Rollback; empty when there
-	// is none, nil before the first and after the Release.
-	cand, saved []float32
+	// (schedule.Result.Confirm), to put back on a Rollback, and earlier the
+	// one it kept before (schedule.Result.KeepEarlier); empty when there is
+	// none, nil before the first and after the Release.
+	cand, saved, earlier []float32
 	// mean is the average x̄ of the decay's iterates (schedule.Result.Average)
 	// over meanN of them; meanKeep holds the last iterate while the
 	// parameters are x̄ (BeginAverage), nil otherwise.
@@ -192,8 +193,15 @@ func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 		return fmt.Errorf("native engine: step %d: a rollback of the parameters with direction %T: its own state "+
 			"(the averages) cannot be rolled back", res.Step, e.peer)
 	}
+	if res.KeepEarlier && !res.Confirm || res.RollbackEarlier && !res.Rollback {
+		return fmt.Errorf("native engine: step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v: each needs the other",
+			res.Step, res.KeepEarlier, res.Confirm, res.RollbackEarlier, res.Rollback)
+	}
 	if res.Save {
 		e.cand = append(e.cand[:0], e.t.X...)
+	}
+	if res.Confirm && res.KeepEarlier && len(e.saved) > 0 {
+		e.earlier = append(e.earlier[:0], e.saved...)
 	}
 	if res.Confirm {
 		if len(e.cand) == 0 {
@@ -202,13 +210,17 @@ func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 		e.saved, e.cand = e.cand, e.saved[:0] // the old copy's memory holds the next candidate
 	}
 	if res.Rollback {
-		if len(e.saved) == 0 {
-			return fmt.Errorf("native engine: step %d: a rollback with no parameters kept", res.Step)
+		from := e.saved
+		if res.RollbackEarlier {
+			from = e.earlier
 		}
-		copy(e.t.X, e.saved)
+		if len(from) == 0 {
+			return fmt.Errorf("native engine: step %d: a rollback with no parameters kept (earlier copy: %v)", res.Step, res.RollbackEarlier)
+		}
+		copy(e.t.X, from)
 	}
 	if res.Release {
-		e.cand, e.saved = nil, nil
+		e.cand, e.saved, e.earlier = nil, nil, nil
 	}
 	return nil
 }
@@ -320,24 +332,26 @@ func (e *nativeEngine) Evaluate(sp *Split) (loss, acc float64, err error) {
 
 // nativeState is the engine's snapshot: the parameters (y for
 // Schedule-Free), the QHM momentum, the direction's state and the copies
-// of the parameters: the kept one (Saved) and the candidate (Cand), each
-// nil when there is none; and the average of the decay's iterates.
+// of the parameters: the kept one (Saved), the candidate (Cand) and the
+// one kept before (Earlier), each nil when there is none; and the average
+// of the decay's iterates.
 type nativeState struct {
-	X, H  []float32
-	Saved []float32
-	Cand  []float32
-	Mean  []float64 // the average of the decay's iterates, over MeanN of them
-	MeanN int
-	Adam  []byte
-	Peer  []byte // a peer method's direction
-	Avg   []byte // DoG's average
+	X, H    []float32
+	Saved   []float32
+	Cand    []float32
+	Earlier []float32
+	Mean    []float64 // the average of the decay's iterates, over MeanN of them
+	MeanN   int
+	Adam    []byte
+	Peer    []byte // a peer method's direction
+	Avg     []byte // DoG's average
 }
 
 func (e *nativeEngine) MarshalBinary() ([]byte, error) {
 	if e.meanKeep != nil {
 		return nil, fmt.Errorf("native engine: snapshot between BeginAverage and EndAverage")
 	}
-	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved, Cand: e.cand, Mean: e.mean, MeanN: e.meanN}
+	st := nativeState{X: e.t.X, H: e.t.Momentum(), Saved: e.saved, Cand: e.cand, Earlier: e.earlier, Mean: e.mean, MeanN: e.meanN}
 	var err error
 	if e.adam != nil {
 		if st.Adam, err = e.adam.MarshalBinary(); err != nil {
@@ -365,9 +379,9 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("native engine state: unreadable, the checkpoint is corrupt (%w)", err)
 	}
 	if len(st.X) != len(e.t.X) || len(st.H) != len(e.t.X) || (st.Saved != nil && len(st.Saved) != len(e.t.X)) ||
-		(st.Cand != nil && len(st.Cand) != len(e.t.X)) || (st.MeanN > 0) != (len(st.Mean) == len(e.t.X)) || st.MeanN < 0 {
-		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept, %d in a candidate, %d averaged over %d iterates), want %d",
-			len(st.X), len(st.H), len(st.Saved), len(st.Cand), len(st.Mean), st.MeanN, len(e.t.X))
+		(st.Cand != nil && len(st.Cand) != len(e.t.X)) || (st.Earlier != nil && len(st.Earlier) != len(e.t.X)) || (st.MeanN > 0) != (len(st.Mean) == len(e.t.X)) || st.MeanN < 0 {
+		return fmt.Errorf("native engine state: %d parameters (%d momenta, %d kept, %d in a candidate, %d kept earlier, %d averaged over %d iterates), want %d",
+			len(st.X), len(st.H), len(st.Saved), len(st.Cand), len(st.Earlier), len(st.Mean), st.MeanN, len(e.t.X))
 	}
 	// The direction's state first: on its error the parameters are left as
 	// they were.
@@ -386,7 +400,7 @@ func (e *nativeEngine) UnmarshalBinary(b []byte) error {
 	}
 	copy(e.t.X, st.X)
 	copy(e.t.Momentum(), st.H)
-	e.saved, e.cand = st.Saved, st.Cand // decoded afresh: nil when the snapshot has none
+	e.saved, e.cand, e.earlier = st.Saved, st.Cand, st.Earlier // decoded afresh: nil when the snapshot has none
 	e.mean, e.meanN, e.meanKeep = st.Mean, st.MeanN, nil
 	if e.adam != nil {
 		return e.adam.UnmarshalBinary(st.Adam)

@@ -344,6 +344,14 @@ func TestOptionErrors(t *testing.T) {
 			o.Method = "salsa-probe"
 			o.Sets = [][2]string{{"probe_backoff", "4"}, {"probe_keep_rate", "1"}}
 		}, "--set probe_backoff=4: not with ProbeKeepRate"},
+		{func(o *Options) {
+			o.Method = "salsa-probe"
+			o.Sets = [][2]string{{"probe_level_copy", "1"}, {"probe_keep_rate", "1"}}
+		}, "--set probe_level_copy=1: not with ProbeKeepRate"},
+		{func(o *Options) {
+			o.Method = "salsa-probe"
+			o.Sets = [][2]string{{"probe_level_copy", "1"}, {"probe_backoff", "4"}}
+		}, "--set probe_level_copy=1: not with ProbeBackoff 4"},
 		// SASA+'s drop keys where the decay begins at the switch
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
 		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"salsa_drop_after", "9"}} }, "--set salsa_drop_after does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
