@@ -447,9 +447,37 @@ func TestReleaseTellsTheLoader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range tr.keptSources() {
-		for _, sc := range []string{candScope, keptScope} {
+		for _, sc := range copyScopes {
 			if !slices.Contains(l.deleted, sc+v.Path()) {
 				t.Errorf("the loader was not told to delete %s", sc+v.Path())
+			}
+		}
+	}
+}
+
+// TestEarlierFlagsAlone: KeepEarlier without Confirm, or RollbackEarlier
+// without Rollback, is an error that names both, and it copies nothing
+// (the Save of the same step included).
+func TestEarlierFlagsAlone(t *testing.T) {
+	const in, out, n = 5, 3, 8
+	store := model.NewStore()
+	tr, err := New(gobackend.GetBackend(), store, models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, y := randBatch(rand.New(rand.NewPCG(1, 2)), n, in, out)
+	x, yt := tensorsOf(X, y, in)
+	if _, err := tr.Step(x, yt); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []schedule.Result{{Step: 1, Save: true, KeepEarlier: true}, {Step: 1, Save: true, RollbackEarlier: true}} {
+		err := tr.keepOrRollback(res)
+		if err == nil || !strings.Contains(err.Error(), "each needs the other") {
+			t.Errorf("%+v: err = %v", res, err)
+		}
+		for v := range store.IterVariables() {
+			if copyPath(v.Path()) {
+				t.Errorf("%+v: a copy %s was made", res, v.Path())
 			}
 		}
 	}

@@ -95,18 +95,20 @@ type TailConfig struct {
 	// Not with ProbeKeepRate, which decays from the copy's rate instead.
 	ProbeBackoff float64
 	// ProbeLevelCopy, with ProbeEarly and ProbeRollback: a probe ended by a
-	// failed rate puts back the newest copy reached at a rate no higher
-	// than the level the decay begins from, half the last accepted rate:
-	// the caller keeps the copy before the kept one too
-	// ([Result.KeepEarlier]), and when the kept copy was reached at the
-	// last accepted rate the rollback puts back that earlier one
-	// ([Result.RollbackEarlier]; the decay event's Reason is
-	// [ReasonRollbackToLevel]). Without it the decay starts from
-	// parameters trained for a window at twice its level. Two oracles on
-	// the lstms (docs/parity/climb.md) found that window costly on those
-	// trained without weight decay. Not with ProbeKeepRate, whose level is
-	// the kept copy's rate, nor with a ProbeBackoff other than 2: one
-	// earlier copy reaches half the last accepted rate only.
+	// failed rate puts back a copy reached at a rate no higher than the
+	// level the decay begins from, half the last accepted rate: the caller
+	// keeps the copy before the kept one too ([Result.KeepEarlier]), and
+	// when the kept copy was reached above the level the rollback puts
+	// back that earlier one ([Result.RollbackEarlier]; the decay event's
+	// Reason is [ReasonRollbackToLevel]). A probe whose first window fails
+	// has no earlier copy and puts back the start's, as without the key.
+	// Without it the decay starts from parameters trained for a window at
+	// twice its level. Screened over ten seeds (docs/parity/climb.md),
+	// leaving that window out helped the lstms trained without weight
+	// decay and cost those trained with it and the mlps without it, so it
+	// is off in salsa-probe. Not with ProbeKeepRate, whose level is the
+	// kept copy's rate, nor with a ProbeBackoff other than 2: one earlier
+	// copy reaches half the last accepted rate only.
 	ProbeLevelCopy bool
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the
