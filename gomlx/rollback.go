@@ -70,9 +70,8 @@ func (t *Trainer) keepOrRollback(res schedule.Result) error {
 		return fmt.Errorf("salsagomlx: step %d: a rollback of the parameters with the Host direction: its own state "+
 			"(the averages) cannot be rolled back", res.Step)
 	}
-	if res.KeepEarlier && !res.Confirm || res.RollbackEarlier && !res.Rollback {
-		return fmt.Errorf("salsagomlx: step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v: each needs the other",
-			res.Step, res.KeepEarlier, res.Confirm, res.RollbackEarlier, res.Rollback)
+	if err := res.CheckEarlier(); err != nil {
+		return fmt.Errorf("salsagomlx: %w", err)
 	}
 	if !res.Save && !res.Confirm && !res.Rollback && !res.Release {
 		return nil // most steps: no walk over the store

@@ -427,17 +427,7 @@ func (l *recLoader) DeleteVariable(_ *model.Store, p string) error {
 // loader too, which after a resume may hold copies no graph has loaded (a
 // GoMLX checkpoint.Handler would save them again with every checkpoint).
 func TestReleaseTellsTheLoader(t *testing.T) {
-	const in, out, n = 5, 3, 8
-	store := model.NewStore()
-	tr, err := New(gobackend.GetBackend(), store, models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	X, y := randBatch(rand.New(rand.NewPCG(1, 2)), n, in, out)
-	x, yt := tensorsOf(X, y, in)
-	if _, err := tr.Step(x, yt); err != nil {
-		t.Fatal(err)
-	}
+	tr, store := steppedLogreg(t)
 	l := &recLoader{}
 	store.SetLoader(l)
 	if err := tr.keepOrRollback(schedule.Result{Step: 1, Save: true}); err != nil {
@@ -459,17 +449,7 @@ func TestReleaseTellsTheLoader(t *testing.T) {
 // without Rollback, is an error that names both, and it copies nothing
 // (the Save of the same step included).
 func TestEarlierFlagsAlone(t *testing.T) {
-	const in, out, n = 5, 3, 8
-	store := model.NewStore()
-	tr, err := New(gobackend.GetBackend(), store, models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	X, y := randBatch(rand.New(rand.NewPCG(1, 2)), n, in, out)
-	x, yt := tensorsOf(X, y, in)
-	if _, err := tr.Step(x, yt); err != nil {
-		t.Fatal(err)
-	}
+	tr, store := steppedLogreg(t)
 	for _, res := range []schedule.Result{{Step: 1, Save: true, KeepEarlier: true}, {Step: 1, Save: true, RollbackEarlier: true}} {
 		err := tr.keepOrRollback(res)
 		if err == nil || !strings.Contains(err.Error(), "each needs the other") {
@@ -481,4 +461,22 @@ func TestEarlierFlagsAlone(t *testing.T) {
 			}
 		}
 	}
+}
+
+// steppedLogreg is a logreg trainer (5 inputs, 3 classes) and its store,
+// after one step on a batch of 8.
+func steppedLogreg(t *testing.T) (*Trainer, *model.Store) {
+	t.Helper()
+	const in, out, n = 5, 3, 8
+	store := model.NewStore()
+	tr, err := New(gobackend.GetBackend(), store, models.Logreg(out), Config{LR: 0.1, Beta: 0.9, Nu: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, y := randBatch(rand.New(rand.NewPCG(1, 2)), n, in, out)
+	x, yt := tensorsOf(X, y, in)
+	if _, err := tr.Step(x, yt); err != nil {
+		t.Fatal(err)
+	}
+	return tr, store
 }

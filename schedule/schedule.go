@@ -142,6 +142,17 @@ type Result struct {
 	Events   []Event // every test and decision of this step, in order; nil if none
 }
 
+// CheckEarlier reports a KeepEarlier without its Confirm or a
+// RollbackEarlier without its Rollback, which a caller refuses before it
+// copies anything.
+func (r Result) CheckEarlier() error {
+	if r.KeepEarlier && !r.Confirm || r.RollbackEarlier && !r.Rollback {
+		return fmt.Errorf("step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v: each needs the other",
+			r.Step, r.KeepEarlier, r.Confirm, r.RollbackEarlier, r.Rollback)
+	}
+	return nil
+}
+
 // Scheduler is a learning-rate schedule driven one step at a time.
 //
 // Every implementation in this package passes the suite in package schedtest.

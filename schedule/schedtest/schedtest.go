@@ -341,8 +341,8 @@ func testInvariants(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			t.Fatalf("step %d: Rollback %v, Release %v with no copy kept", k, res.Rollback, res.Release)
 		case res.Rollback && !res.ResetMomentum:
 			t.Fatalf("step %d: Rollback without ResetMomentum", k)
-		case res.KeepEarlier && !res.Confirm, res.RollbackEarlier && !res.Rollback:
-			t.Fatalf("step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v", k, res.KeepEarlier, res.Confirm, res.RollbackEarlier, res.Rollback)
+		case res.CheckEarlier() != nil:
+			t.Fatal(res.CheckEarlier())
 		case res.RollbackEarlier && !(earlier || res.KeepEarlier && kept):
 			t.Fatalf("step %d: RollbackEarlier with no earlier copy kept", k)
 		}

@@ -331,9 +331,10 @@ func keptCopies(e Engine) int {
 	case *gomlxEngine:
 		n := 0
 		for v := range e.tr.Store().IterVariables() {
-			if p := v.Path(); strings.HasPrefix(p, salsagomlx.StateScope+"/kept/") || strings.HasPrefix(p, salsagomlx.StateScope+"/candidate/") ||
-				strings.HasPrefix(p, salsagomlx.StateScope+"/earlier/") {
-				n += v.Shape().Size()
+			for _, sc := range []string{"/kept/", "/candidate/", "/earlier/"} {
+				if strings.HasPrefix(v.Path(), salsagomlx.StateScope+sc) {
+					n += v.Shape().Size()
+				}
 			}
 		}
 		return n

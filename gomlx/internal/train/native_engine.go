@@ -193,9 +193,8 @@ func (e *nativeEngine) keepOrRollback(res schedule.Result) error {
 		return fmt.Errorf("native engine: step %d: a rollback of the parameters with direction %T: its own state "+
 			"(the averages) cannot be rolled back", res.Step, e.peer)
 	}
-	if res.KeepEarlier && !res.Confirm || res.RollbackEarlier && !res.Rollback {
-		return fmt.Errorf("native engine: step %d: KeepEarlier %v with Confirm %v, RollbackEarlier %v with Rollback %v: each needs the other",
-			res.Step, res.KeepEarlier, res.Confirm, res.RollbackEarlier, res.Rollback)
+	if err := res.CheckEarlier(); err != nil {
+		return fmt.Errorf("native engine: %w", err)
 	}
 	if res.Save {
 		e.cand = append(e.cand[:0], e.t.X...)
