@@ -301,7 +301,7 @@ for part in "${parts[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ "$set" = heldout9 || "$set" = heldout10 || "$set" = heldout11 ]] && methods=salsa-probe,salsa,shb-hand
+				[[ "$set" = heldout9 || "$set" = heldout10 || "$set" = heldout11 || "$set" = heldout12 ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"

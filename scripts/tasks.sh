@@ -75,10 +75,16 @@ h51=(--dataset tinyshakespeare --model lstm --batch 34 --set wd=1e-4 --epochs 10
 h52=(--dataset mnist --model cnn --batch 80 --set wd=5e-4 --epochs 6 --limit 3000 --test-limit 2000)
 h53=(--dataset fashion-mnist --model mlp --batch 72 --set wd=1e-4 --epochs 8 --limit 9000)
 h54=(--dataset mnist --model logreg --batch 320 --set wd=2e-5 --epochs 12 --jobs 1)
+# H55–H59 (heldout13.md), written before any result of H50–H54 was seen, for a later change
+h55=(--dataset tinyshakespeare --model lstm --batch 16 --set wd=5e-5 --epochs 11 --limit 32000 --test-limit 10000)
+h56=(--dataset tinyshakespeare --model lstm --batch 40 --set wd=0 --epochs 9 --limit 38000 --test-limit 10000)
+h57=(--dataset fashion-mnist --model cnn --batch 64 --set wd=2e-4 --epochs 7 --limit 3200 --test-limit 2000)
+h58=(--dataset mnist --model mlp --batch 96 --set wd=0 --epochs 7 --limit 12000)
+h59=(--dataset fashion-mnist --model logreg --batch 200 --set wd=3e-5 --epochs 10 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h54).
+# array named after it (h1…h59).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
