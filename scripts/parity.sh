@@ -434,15 +434,21 @@ for part in "${parts[@]}"; do
 		h45 | h46) lrs=30,100,300 ;;
 		h47 | h48) lrs=0.3,1,3 ;;
 		h49) lrs=0.1,0.3,1 ;;
+		# heldout12.md, around the three-seed picks (seeds 1-3 copied from heldout12-TASK)
+		h50 | h51) lrs=30,100,300 ;;
+		h52) lrs=0.3,1,3 ;;
+		h53 | h54) lrs=0.1,0.3,1 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
-		# the eleventh set's seeds 1-3 are its three-seed runs, the same runs bit for bit: copied, not trained again
-		if [[ $t =~ ^h4[5-9]$ ]]; then
-			from=runs/parity/heldout11-$t/runs
+		# the eleventh and twelfth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		if [[ $t =~ ^h4[5-9]$ || $t =~ ^h5[0-4]$ ]]; then
+			set=heldout11
+			[[ $t =~ ^h5 ]] && set=heldout12
+			from=runs/parity/$set-$t/runs
 			copy_new runs/parity/seeds-$t "$from"/salsa-probe-*
 			for lr in ${lrs//,/ }; do copy_new runs/parity/seeds-$t "$from"/shb-hand-lr$lr-s*; done
-			copy_new runs/parity/seeds-$t-peers runs/parity/heldout11-$t-peers/runs/schedule-free-adamw-*
+			copy_new runs/parity/seeds-$t-peers runs/parity/$set-$t-peers/runs/schedule-free-adamw-*
 		fi
 		SEEDS=$s widened seeds-$t $lrs --methods salsa-probe,shb-hand "${args[@]}"
 		SEEDS=$s PEERS=1 parity seeds-$t-peers parity/seeds-$t --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs seeds-$t)"
@@ -468,7 +474,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..49}; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..54}; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
