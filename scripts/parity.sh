@@ -301,7 +301,7 @@ for part in "${parts[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ "$set" = heldout9 || "$set" = heldout10 || "$set" = heldout11 || "$set" = heldout12 ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-2])$ ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
@@ -442,9 +442,12 @@ for part in "${parts[@]}"; do
 		esac
 		task_args $t
 		# the eleventh and twelfth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
-		if [[ $t =~ ^h4[5-9]$ || $t =~ ^h5[0-4]$ ]]; then
-			set=heldout11
-			[[ $t =~ ^h5 ]] && set=heldout12
+		set=
+		case $t in
+		h4[5-9]) set=heldout11 ;;
+		h5[0-4]) set=heldout12 ;;
+		esac
+		if [ -n "$set" ]; then
 			from=runs/parity/$set-$t/runs
 			copy_new runs/parity/seeds-$t "$from"/salsa-probe-*
 			for lr in ${lrs//,/ }; do copy_new runs/parity/seeds-$t "$from"/shb-hand-lr$lr-s*; done
