@@ -81,10 +81,16 @@ h56=(--dataset tinyshakespeare --model lstm --batch 40 --set wd=0 --epochs 9 --l
 h57=(--dataset fashion-mnist --model cnn --batch 64 --set wd=2e-4 --epochs 7 --limit 3200 --test-limit 2000)
 h58=(--dataset mnist --model mlp --batch 96 --set wd=0 --epochs 7 --limit 12000)
 h59=(--dataset fashion-mnist --model logreg --batch 200 --set wd=3e-5 --epochs 10 --jobs 1)
+# H60–H64 (heldout14.md), written before any result of H55–H59 was seen, for a later change
+h60=(--dataset tinyshakespeare --model lstm --batch 50 --set wd=2e-5 --epochs 8 --limit 42000 --test-limit 10000)
+h61=(--dataset tinyshakespeare --model lstm --batch 14 --set wd=0 --epochs 10 --limit 24000 --test-limit 10000)
+h62=(--dataset mnist --model cnn --batch 40 --set wd=1e-3 --epochs 5 --limit 2600 --test-limit 2000)
+h63=(--dataset fashion-mnist --model mlp --batch 120 --set wd=5e-5 --epochs 12 --limit 7000)
+h64=(--dataset mnist --model logreg --batch 24 --set wd=5e-4 --epochs 4 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h59).
+# array named after it (h1…h64).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
