@@ -441,14 +441,17 @@ for part in "${parts[@]}"; do
 		h50 | h51) lrs=30,100,300 ;;
 		h52) lrs=0.3,1,3 ;;
 		h53 | h54) lrs=0.1,0.3,1 ;;
+		# heldout13.md, around the three-seed picks (seeds 1-3 copied from heldout13-TASK)
+		h55) lrs=30,100,300 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
-		# the eleventh and twelfth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		# the eleventh to thirteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
 		case $t in
 		h4[5-9]) set=heldout11 ;;
 		h5[0-4]) set=heldout12 ;;
+		h5[5-9]) set=heldout13 ;;
 		esac
 		if [ -n "$set" ]; then
 			from=runs/parity/$set-$t/runs
