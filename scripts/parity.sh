@@ -442,7 +442,9 @@ for part in "${parts[@]}"; do
 		h52) lrs=0.3,1,3 ;;
 		h53 | h54) lrs=0.1,0.3,1 ;;
 		# heldout13.md, around the three-seed picks (seeds 1-3 copied from heldout13-TASK)
-		h55) lrs=30,100,300 ;;
+		h55 | h56) lrs=30,100,300 ;;
+		h57 | h58) lrs=0.3,1,3 ;;
+		h59) lrs=0.1,0.3,1 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
@@ -483,7 +485,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..54}; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..59}; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
