@@ -84,7 +84,7 @@ func (s *stepper) checkEnd(obs Observation, lr float64) (delta float64, err erro
 	// statopt: stats_ld2 = d2; stats_ld2 *= 0.5*lr; val = x1d + stats_ld2.
 	delta = obs.X1D + obs.D2*(0.5*lr)
 	if math.IsInf(delta, 0) {
-		return 0, fmt.Errorf("schedule: step %d: Δ = X1D + (α/2)·D2 overflows (X1D = %v, D2 = %v, α = %v)", k, obs.X1D, obs.D2, lr)
+		return 0, fmt.Errorf("schedule: step %d: Δ = X1D + (α/2)·D2 overflows (X1D = %v, D2 = %v, α = %v): %w", k, obs.X1D, obs.D2, lr, ErrNonFinite)
 	}
 	return delta, nil
 }

@@ -330,10 +330,15 @@ func (e Event) LogValue() slog.Value {
 // order.
 var ErrPhase = errors.New("schedule: call out of order")
 
+// ErrNonFinite is wrapped by the errors that report a NaN or ±Inf input
+// (a loss, ⟨g, s⟩, X1D, D2, a validation loss) or a statistic Δ that
+// overflows: in training, the sign that the run has diverged.
+var ErrNonFinite = errors.New("must be finite")
+
 // finite reports an error naming the input if v is NaN or ±Inf.
 func finite(name string, step int, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("schedule: step %d: %s = %v: must be finite", step, name, v)
+		return fmt.Errorf("schedule: step %d: %s = %v: %w", step, name, v, ErrNonFinite)
 	}
 	return nil
 }

@@ -251,8 +251,14 @@ func testNonFinite(t *testing.T, mk func() schedule.Scheduler, steps int) {
 				}
 			}
 			for _, o := range []schedule.Observation{{X1D: math.NaN()}, {X1D: math.Inf(1)}, {D2: math.NaN()}, {D2: math.Inf(1)}, {D2: -1}} {
-				if _, err := s.End(o); err == nil {
+				_, err := s.End(o)
+				if err == nil {
 					t.Fatalf("step %d: End(%+v) accepted", k, o)
+				}
+				// a non-finite input is ErrNonFinite, which a training loop
+				// reads as a divergence; a negative ‖d‖² is not
+				if nonFinite := o.D2 >= 0 || math.IsNaN(o.D2); errors.Is(err, schedule.ErrNonFinite) != nonFinite {
+					t.Fatalf("step %d: End(%+v) = %v: errors.Is(err, ErrNonFinite) = %v, want %v", k, o, err, !nonFinite, nonFinite)
 				}
 			}
 			s.Abort()

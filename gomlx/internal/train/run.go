@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/salsaopt/salsa/data"
+	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
@@ -579,8 +580,12 @@ func (ck *Checkpoint) count(evs []schedule.Event) {
 // files that exist and what to try.
 func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) error {
 	what, hint := err.Error(), ""
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+	switch {
+	case math.IsNaN(loss) || math.IsInf(loss, 0):
 		what, hint = fmt.Sprintf("the training loss is %v", loss), ". Try a smaller --lr0, or another --method"
+	case errors.Is(err, schedule.ErrNonFinite) || errors.Is(err, direction.ErrNonFinite):
+		// the loss was finite, but the update or its statistics overflowed
+		hint = ". The parameters or the step overflowed: try a smaller --lr0, or another --method"
 	}
 	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
 	if _, werr := appendLogs(out, ck, nil); werr != nil {

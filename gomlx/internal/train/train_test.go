@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/salsaopt/salsa/data"
+	"github.com/salsaopt/salsa/direction"
 	"github.com/salsaopt/salsa/schedule"
 	"github.com/salsaopt/salsa/trace"
 )
@@ -170,6 +172,28 @@ func TestResumeIsBitExact(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStepFailureHint: a step that fails on a non-finite input to the
+// scheduler or the direction, with a finite loss (the update overflowed),
+// gets the same advice as a non-finite loss; another failure gets none.
+func TestStepFailureHint(t *testing.T) {
+	ck := &Checkpoint{Epoch: 1}
+	for _, c := range []struct {
+		loss float64
+		err  error
+		hint bool
+	}{
+		{math.NaN(), errors.New("anything"), true},
+		{1, fmt.Errorf("engine: %w", fmt.Errorf("schedule: step 3: X1D = -Inf: %w", schedule.ErrNonFinite)), true},
+		{1, fmt.Errorf("engine: %w", direction.ErrNonFinite), true},
+		{1, errors.New("schedule: step 3: D2 = -1: a squared norm must be ≥ 0"), false},
+	} {
+		err := stepFailure(t.TempDir(), ck, 3, c.loss, c.err)
+		if got := strings.Contains(err.Error(), "try a smaller --lr0") || strings.Contains(err.Error(), "Try a smaller --lr0"); got != c.hint {
+			t.Errorf("loss %v, %v: %v: hint %v, want %v", c.loss, c.err, err, got, c.hint)
+		}
 	}
 }
 
