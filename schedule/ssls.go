@@ -106,7 +106,7 @@ func (s *SSLS) Trial(f float64) (Request, error) {
 		return Request{}, noTrial(s.st.k + 1)
 	}
 	if math.IsNaN(f) || math.IsInf(f, -1) {
-		return Request{}, fmt.Errorf("schedule: step %d: trial loss at η = %v is %v: must be a number or +Inf", s.st.k+1, s.eta, f)
+		return Request{}, fmt.Errorf("schedule: step %d: trial loss at η = %v is %v: %w, or +Inf", s.st.k+1, s.eta, f, ErrNonFinite)
 	}
 	// statopt: if f1 > f0 - ls_sdc*eta*g_dot_d: reject.
 	thr := s.st.loss - s.cfg.C*s.eta*s.st.gd

@@ -229,11 +229,11 @@ func testNonFinite(t *testing.T, mk func() schedule.Scheduler, steps int) {
 		if k%97 == 1 || k == steps {
 			before := snap(t, s)
 			for _, v := range bad {
-				if _, err := s.Begin(v, 1); err == nil {
-					t.Fatalf("step %d: Begin(loss=%v) accepted", k, v)
+				if _, err := s.Begin(v, 1); !errors.Is(err, schedule.ErrNonFinite) {
+					t.Fatalf("step %d: Begin(loss=%v) = %v, want ErrNonFinite", k, v, err)
 				}
-				if _, err := s.Begin(1, v); err == nil {
-					t.Fatalf("step %d: Begin(gd=%v) accepted", k, v)
+				if _, err := s.Begin(1, v); !errors.Is(err, schedule.ErrNonFinite) {
+					t.Fatalf("step %d: Begin(gd=%v) = %v, want ErrNonFinite", k, v, err)
 				}
 			}
 			req, err := s.Begin(1, 1)
@@ -243,6 +243,8 @@ func testNonFinite(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			if req.Eval {
 				if _, err := s.Trial(math.NaN()); err == nil {
 					t.Fatalf("step %d: Trial(NaN) accepted", k)
+				} else if !errors.Is(err, schedule.ErrNonFinite) {
+					t.Fatalf("step %d: Trial(NaN) = %v: not ErrNonFinite", k, err)
 				}
 				for req.Eval {
 					if req, err = s.Trial(2); err != nil {
