@@ -331,8 +331,9 @@ func (e Event) LogValue() slog.Value {
 var ErrPhase = errors.New("schedule: call out of order")
 
 // ErrNonFinite is wrapped by the errors that report a NaN or ±Inf input
-// (a loss, ⟨g, s⟩, X1D, D2, a validation loss) or a statistic Δ that
-// overflows: in training, the sign that the run has diverged.
+// (a loss, ⟨g, s⟩, X1D, D2, a validation loss; a trial loss that is NaN or
+// −Inf) or a statistic Δ that overflows: in training, the sign that the run
+// has diverged.
 var ErrNonFinite = errors.New("must be finite")
 
 // finite reports an error naming the input if v is NaN or ±Inf.
