@@ -579,13 +579,14 @@ func (ck *Checkpoint) count(evs []schedule.Event) {
 // checkpoint.gob as it was, and returns an error that names the step, the
 // files that exist and what to try.
 func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) error {
+	const advice = ". Try a smaller --lr0, or another --method"
 	what, hint := err.Error(), ""
 	switch {
 	case math.IsNaN(loss) || math.IsInf(loss, 0):
-		what, hint = fmt.Sprintf("the training loss is %v", loss), ". Try a smaller --lr0, or another --method"
+		what, hint = fmt.Sprintf("the training loss is %v", loss), advice
 	case errors.Is(err, schedule.ErrNonFinite) || errors.Is(err, direction.ErrNonFinite):
 		// the loss was finite, but the update or its statistics overflowed
-		hint = ". The parameters or the step overflowed: try a smaller --lr0, or another --method"
+		hint = ". The parameters or the step overflowed" + advice
 	}
 	logs := "the logs of the steps before it are in " + out + " (salsa plot --run " + out + ")"
 	if _, werr := appendLogs(out, ck, nil); werr != nil {
