@@ -32,8 +32,8 @@ for task in ${TASKS:-logreg mlp cnn}; do
 	case $task in
 	logreg) lr=0.1 ;;
 	mlp | cnn | h17 | h37 | h47 | h48) lr=1 ;;
-	lstm | h19 | h35 | h36 | h45) lr=100 ;;
-	h46) lr=30 ;;
+	h19 | h35 | h36 | h45) lr=100 ;;
+	lstm | h46) lr=30 ;;
 	resnet20 | h38 | h39 | h49) lr=0.3 ;;
 	*) echo "unknown task $task (logreg mlp cnn lstm resnet20 h17 h19 h35–h39 h45–h49)" >&2; exit 2 ;;
 	esac

@@ -410,6 +410,11 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		if streams < 2 {
 			return nil, fmt.Errorf("--batch %d: the %d training tokens make streams of %d tokens: need ≥ 2", o.Batch, n, streams)
 		}
+		// A chunk is at most a stream less its last token: a longer BPTT
+		// length would be cut to that without a word.
+		if p.BPTT > streams-1 {
+			return nil, fmt.Errorf("--set bptt=%d: must be ≤ %d, the length of a training stream less one (%d training tokens in --batch %d streams of %d)", p.BPTT, streams-1, n, o.Batch, streams)
+		}
 		p.StepsPerEpoch = data.LMChunks(streams, p.BPTT)
 		// A step sees batch·bptt tokens: N_min = ⌈n/b⌉ with b the tokens of a step.
 		nSched = p.StepsPerEpoch * o.Batch

@@ -460,6 +460,25 @@ func TestOptionErrors(t *testing.T) {
 	if p, err := NewPlan(kept, 640); err != nil || p.Schedule.SASAPlus.Tau != 0.5 {
 		t.Errorf("salsa-budget --set decay_from_switch=0 --set tau=0.5: %v", err)
 	}
+	// A BPTT length is at most a training stream less its last token: 36
+	// tokens in 4 streams of 9 take bptt 8, and bptt 9 is refused, not cut.
+	text := Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Batch: 4}
+	for _, c := range []struct {
+		bptt string
+		err  string
+	}{
+		{"8", ""},
+		{"9", "--set bptt=9: must be ≤ 8, the length of a training stream less one (36 training tokens in --batch 4 streams of 9)"},
+	} {
+		text.Sets = [][2]string{{"bptt", c.bptt}}
+		p, err := NewPlan(text, 36)
+		switch {
+		case c.err == "" && (err != nil || p.BPTT != 8 || p.StepsPerEpoch != 1):
+			t.Errorf("lstm --set bptt=%s on 36 tokens: %v; want bptt 8 in 1 step", c.bptt, err)
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("lstm --set bptt=%s on 36 tokens: err = %v, want %q", c.bptt, err, c.err)
+		}
+	}
 	for _, c := range cases {
 		o := base
 		c.mod(&o)
