@@ -493,7 +493,9 @@ func TestOptionErrors(t *testing.T) {
 // validation split), and the plan records the sizes that run.
 func TestSplitsLimits(t *testing.T) {
 	src := &Source{Text: &data.Corpus{Vocab: []string{"a", "b"}, Train: make([]int, 1000), Valid: make([]int, 30), Test: make([]int, 40)}}
-	o := Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 25}
+	// 500 tokens in the default 32 streams are 15 long: bptt 8 fits in them
+	o := Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 25,
+		Sets: [][2]string{{"bptt", "8"}}}
 	p, err := NewPlan(o, src.NTrain())
 	if err != nil {
 		t.Fatal(err)
@@ -506,7 +508,9 @@ func TestSplitsLimits(t *testing.T) {
 		t.Errorf("text: train %d val %d test %d (plan %d), want 500 25 25 (25): --test-limit cuts the validation split too", tr.N(), val.N(), test.N(), p.NTest)
 	}
 	o.TestLimit = 0
-	p, _ = NewPlan(o, src.NTrain())
+	if p, err = NewPlan(o, src.NTrain()); err != nil {
+		t.Fatal(err)
+	}
 	if _, val, test, _ = Splits(src, p); test.N() != 40 || val.N() != 30 || p.NTest != 40 {
 		t.Errorf("text without --test-limit: val %d test %d (plan %d), want 30 40", val.N(), test.N(), p.NTest)
 	}
@@ -531,12 +535,17 @@ func TestSplitsLimits(t *testing.T) {
 		t.Errorf("--limit beyond the training split: %v", err)
 	}
 	o.Limit, o.TestLimit = 300, img.Images.TestX.N+1
-	p, _ = NewPlan(o, img.NTrain())
+	if p, err = NewPlan(o, img.NTrain()); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, _, err := Splits(img, p); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--test-limit %d: the test split has %d examples", o.TestLimit, img.Images.TestX.N)) {
 		t.Errorf("--test-limit beyond the test split: %v", err)
 	}
-	o = Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 35}
-	p, _ = NewPlan(o, src.NTrain())
+	o = Options{Dataset: "tinyshakespeare", Model: "lstm", Method: "salsa", Preset: "paper", LR0: 0.01, Epochs: 1, Engine: "gomlx", Limit: 500, TestLimit: 35,
+		Sets: [][2]string{{"bptt", "8"}}}
+	if p, err = NewPlan(o, src.NTrain()); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, _, err := Splits(src, p); err == nil || !strings.Contains(err.Error(), "--test-limit 35: the validation split has 30 tokens") {
 		t.Errorf("--test-limit beyond the text's validation split: %v", err)
 	}
