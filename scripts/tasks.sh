@@ -87,10 +87,16 @@ h61=(--dataset tinyshakespeare --model lstm --batch 14 --set wd=0 --epochs 10 --
 h62=(--dataset mnist --model cnn --batch 40 --set wd=1e-3 --epochs 5 --limit 2600 --test-limit 2000)
 h63=(--dataset fashion-mnist --model mlp --batch 120 --set wd=5e-5 --epochs 12 --limit 7000)
 h64=(--dataset mnist --model logreg --batch 24 --set wd=5e-4 --epochs 4 --jobs 1)
+# H65–H69 (heldout15.md), written before any result of H60–H64 was seen, for a later change
+h65=(--dataset tinyshakespeare --model lstm --batch 36 --set wd=3e-4 --epochs 7 --limit 28000 --test-limit 10000)
+h66=(--dataset tinyshakespeare --model lstm --batch 22 --set wd=0 --epochs 16 --limit 18000 --test-limit 10000)
+h67=(--dataset fashion-mnist --model cnn --batch 48 --set wd=0 --epochs 8 --limit 2400 --test-limit 2000)
+h68=(--dataset mnist --model mlp --batch 160 --set wd=2e-4 --epochs 9 --limit 16000)
+h69=(--dataset fashion-mnist --model logreg --batch 48 --set wd=1e-4 --epochs 6 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h64).
+# array named after it (h1…h69).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
