@@ -1142,3 +1142,37 @@ func TestPlotOwnStep(t *testing.T) {
 		t.Errorf("a step equal to α_k: curves %v, want α_k alone", slices.Collect(maps.Keys(got)))
 	}
 }
+
+// The loss figure draws its moving average over n/50 steps. Under 100
+// steps that would be one step, the loss itself: the loss is drawn alone.
+func TestPlotLossMovingAverage(t *testing.T) {
+	for _, c := range []struct {
+		steps int
+		avg   string // the average's curve, or "" for none
+	}{
+		{60, ""},
+		{99, ""},
+		{100, "moving average (2 steps)"},
+		{1000, "moving average (20 steps)"},
+	} {
+		d := t.TempDir()
+		writeRun(t, d, "salsa", c.steps)
+		r, err := loadRun(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := curves(lossPlot(r))
+		if len(got["mini-batch loss f_ξk(x_k)"]) != c.steps {
+			t.Errorf("%d steps: mini-batch loss has %d points", c.steps, len(got["mini-batch loss f_ξk(x_k)"]))
+		}
+		var avgs []string
+		for name := range got {
+			if strings.HasPrefix(name, "moving average") {
+				avgs = append(avgs, name)
+			}
+		}
+		if want := []string{c.avg}; c.avg == "" && len(avgs) != 0 || c.avg != "" && !slices.Equal(avgs, want) {
+			t.Errorf("%d steps: moving averages %q, want %q", c.steps, avgs, c.avg)
+		}
+	}
+}
