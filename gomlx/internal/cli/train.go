@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -285,6 +288,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := train.Run(ctx, p, *out, ck, *maxSteps, tr, val, test, progress, stderr)
 	stop()
+	recordFailure(*out, err, stderr)
 	if perr := stopProfile(); err == nil {
 		err = perr
 	}
@@ -346,4 +350,21 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// recordFailure leaves the error a run stopped with in its directory
+// (plots.FailedFile), as salsa compare does, where salsa plot and salsa eval
+// name it. A run that stops cleanly, resumed after a failure or trained again
+// in the same directory, has none.
+func recordFailure(dir string, runErr error, stderr io.Writer) {
+	path := filepath.Join(dir, plots.FailedFile)
+	var err error
+	if runErr != nil {
+		err = os.WriteFile(path, []byte(runErr.Error()+"\n"), 0o644)
+	} else if err = os.Remove(path); errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "salsa train: %v\n", err)
+	}
 }

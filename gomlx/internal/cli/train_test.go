@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
 	"github.com/salsaopt/salsa/replay"
 )
@@ -257,5 +260,36 @@ func TestResumeFlags(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(c, "run.json")); err != nil || json.Unmarshal(b, &rj) != nil || rj.Plan.Options.Epochs != 1 {
 		t.Errorf("run.json after the refused --epochs 0: epochs %d (%v)", rj.Plan.Options.Epochs, err)
+	}
+}
+
+// TestTrainFailedRun: a run that blows up leaves its error in failed.txt,
+// as salsa compare's runs do; salsa plot names it and marks the figures; a
+// run trained again in the directory that ends clean removes it.
+func TestTrainFailedRun(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"train", "--out", dir, "--no-plots", "--epochs", "1", "--method", "shb-hand"}, quick...)
+	code, _, errs := run(t, append(args, "--lr0", "1e38")...)
+	if code == 0 || !strings.Contains(errs, "the training loss is NaN") {
+		t.Fatalf("lr0 1e38: exit %d: %s", code, errs)
+	}
+	why, err := os.ReadFile(filepath.Join(dir, plots.FailedFile))
+	if err != nil || !strings.Contains(string(why), "the training loss is NaN") || !strings.HasSuffix(string(why), "\n") {
+		t.Errorf("failed.txt: %q, %v", why, err)
+	}
+	figs := t.TempDir()
+	if code, _, errs := run(t, "plot", "--run", dir, "--out", figs); code != 0 ||
+		!strings.Contains(errs, "salsa plot: note: the run stopped with an error (failed.txt): "+strings.TrimSpace(string(why))) {
+		t.Errorf("plot: exit %d: %s", code, errs)
+	}
+	svg, err := os.ReadFile(filepath.Join(figs, "loss.svg"))
+	if err != nil || !strings.Contains(string(svg), "(stopped with an error)") {
+		t.Errorf("loss.svg: no mark of the error (%v)", err)
+	}
+	if code, _, errs := run(t, append(args, "--lr0", "0.1")...); code != 0 {
+		t.Fatalf("lr0 0.1 in the same directory: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, plots.FailedFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("failed.txt after a run that ended clean: %v", err)
 	}
 }

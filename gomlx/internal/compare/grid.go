@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
 	"github.com/salsaopt/salsa/schedule"
 )
@@ -87,8 +88,9 @@ const (
 )
 
 // FailedFile marks a run that stopped with an error (a NaN loss at a large
-// lr0): it is not run again until the file is removed.
-const FailedFile = "failed.txt"
+// lr0): it is not run again until the file is removed. salsa train writes
+// it too.
+const FailedFile = plots.FailedFile
 
 // Grid is the whole comparison.
 type Grid struct {

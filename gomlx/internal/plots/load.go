@@ -24,6 +24,7 @@ const (
 	EventsFile = "events.csv"   // scheduler events (trace.EventsHeader)
 	EpochsFile = "epochs.csv"   // per-epoch summary (epochsHeader)
 	RunFile    = "run.json"     // method, label and schedule.Config
+	FailedFile = "failed.txt"   // the error the run stopped with, when it did
 )
 
 // epochRow is one line of epochs.csv. Steps is the cumulative number of
@@ -46,6 +47,7 @@ type run struct {
 	variance      stats.VarianceMethod // the run's σ̂ estimator, 0 if unknown
 	cuts          bool                 // salsa-budget's decay in two cuts ×0.1, not the line to 0 (schedule.TailConfig.Cuts)
 	notes         []string             // what was assumed or left out
+	failed        string               // the error the run stopped with (FailedFile), or ""
 }
 
 // showsOwnStep reports whether the learning-rate figures draw the run's own
@@ -95,6 +97,10 @@ func loadRun(dir string) (*run, error) {
 		return nil, fmt.Errorf("plots: run directory %q holds neither %s nor %s with data", dir, StepsFile, EpochsFile)
 	}
 	r.readRunJSON()
+	if b, err := os.ReadFile(filepath.Join(dir, FailedFile)); err == nil {
+		r.failed = strings.TrimSpace(string(b))
+		r.notes = append(r.notes, "the run stopped with an error ("+FailedFile+"): "+r.failed)
+	}
 	return r, nil
 }
 
@@ -221,6 +227,16 @@ func (r *run) stepsPerEpoch() float64 {
 
 // legend is the run's name in a comparison: its label, else its method, else
 // its directory's name.
+// title is a run figure's title: what it shows, the run's legend, and
+// whether the run stopped with an error.
+func (r *run) title(what string) string {
+	t := what + " — " + r.legend()
+	if r.failed != "" {
+		t += " (stopped with an error)"
+	}
+	return t
+}
+
 func (r *run) legend() string {
 	switch {
 	case r.label != "":

@@ -466,7 +466,7 @@ func interp(pts plotter.XYs, x float64) float64 {
 
 // lrPlot is α_k per step on a log scale, with the switch and the drops.
 func lrPlot(r *run) *fig {
-	f := newFig("Learning rate — "+r.legend(), stepLabel(r), "learning rate α_k (log scale)")
+	f := newFig(r.title("Learning rate"), stepLabel(r), "learning rate α_k (log scale)")
 	var xs, ys []float64
 	if len(r.rows) > 0 {
 		for _, row := range r.rows {
@@ -584,7 +584,7 @@ func (f *fig) addProbe(r *run) []float64 {
 // lossPlot is the mini-batch loss per step, its moving average and the
 // per-epoch train, test and validation losses; nil if there is none.
 func lossPlot(r *run) *fig {
-	f := newFig("Loss — "+r.legend(), stepLabel(r), "loss")
+	f := newFig(r.title("Loss"), stepLabel(r), "loss")
 	var all []float64 // every value drawn
 	if n := len(r.rows); n > 0 {
 		xs, ys := make([]float64, n), make([]float64, n)
@@ -655,7 +655,7 @@ func accPlot(r *run) *fig {
 	if len(pts) == 0 {
 		return nil
 	}
-	f := newFig("Test accuracy — "+r.legend(), "epoch", "test accuracy (fraction)")
+	f := newFig(r.title("Test accuracy"), "epoch", "test accuracy (fraction)")
 	f.epochLine(pts)
 	var ys []float64
 	for _, q := range pts {
@@ -669,7 +669,7 @@ func accPlot(r *run) *fig {
 // pplPlot is the test perplexity per epoch, on a log axis.
 func pplPlot(r *run) *fig {
 	xs, ppl := r.column(func(e epochRow) float64 { return e.TestPPL })
-	f := newFig("Test perplexity — "+r.legend(), "epoch", "test perplexity (log scale)")
+	f := newFig(r.title("Test perplexity"), "epoch", "test perplexity (log scale)")
 	f.epochLine(series(xs, ppl, true))
 	f.logY(ppl)
 	return f
@@ -698,7 +698,7 @@ func statsPlots(r *run) (string, [3]*fig, error) {
 			dropAt[e.Step] = true
 		}
 	}
-	title := fmt.Sprintf("SASA+ statistics — %s (θ = %.4g)", r.legend(), r.theta)
+	title := fmt.Sprintf("%s (θ = %.4g)", r.title("SASA+ statistics"), r.theta)
 	xs, ds := make([]float64, len(r.rows)), delta(r.rows)
 	for i, row := range r.rows {
 		xs[i] = float64(row.Step)
