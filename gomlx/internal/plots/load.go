@@ -225,8 +225,6 @@ func (r *run) stepsPerEpoch() float64 {
 	return 0
 }
 
-// legend is the run's name in a comparison: its label, else its method, else
-// its directory's name.
 // title is a run figure's title: what it shows, the run's legend, and
 // whether the run stopped with an error.
 func (r *run) title(what string) string {
@@ -237,6 +235,8 @@ func (r *run) title(what string) string {
 	return t
 }
 
+// legend is the run's name in a comparison: its label, else its method, else
+// its directory's name.
 func (r *run) legend() string {
 	switch {
 	case r.label != "":
