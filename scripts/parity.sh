@@ -447,15 +447,22 @@ for part in "${parts[@]}"; do
 		h55 | h56) lrs=30,100,300 ;;
 		h57 | h58) lrs=0.3,1,3 ;;
 		h59) lrs=0.1,0.3,1 ;;
+		# heldout14.md, around the three-seed picks (seeds 1-3 copied from heldout14-TASK)
+		h60) lrs=30,100,300 ;;
+		h61) lrs=10,30,100 ;;
+		h62) lrs=0.3,1,3 ;;
+		h63) lrs=0.1,0.3,1 ;;
+		h64) lrs=0.03,0.1,0.3 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
-		# the eleventh to thirteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		# the eleventh to fourteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
 		case $t in
 		h4[5-9]) set=heldout11 ;;
 		h5[0-4]) set=heldout12 ;;
 		h5[5-9]) set=heldout13 ;;
+		h6[0-4]) set=heldout14 ;;
 		esac
 		if [ -n "$set" ]; then
 			from=runs/parity/$set-$t/runs
