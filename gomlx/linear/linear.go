@@ -75,6 +75,9 @@ func New(cfg Config) (*Softmax, error) {
 // ResetMomentum zeroes h, as after a learning-rate drop.
 func (t *Softmax) ResetMomentum() { clear(t.h) }
 
+// deltaFloor is 2⁻¹⁰⁰: [Softmax.Grad] takes a δ_ij smaller in magnitude as 0.
+const deltaFloor = 0x1p-100
+
 // Grad computes the mean cross-entropy plus 0.5·wd·‖x‖² on the batch
 // (inputs n×In row-major, labels in [0, Out)) and g = ∇f + wd·x, which it
 // keeps for [Softmax.Trial] and [Softmax.Update]; it returns the loss and
@@ -112,7 +115,17 @@ func (t *Softmax) Grad(inputs []float32, labels []int32) (loss, gg float64, err 
 			if int32(j) == labels[i] {
 				d--
 			}
-			di[j] = d * inv
+			d *= inv
+			// A confident model (large logits) has p_ij far below float32's
+			// normal range; δ·x is then subnormal, and x86 arithmetic on
+			// subnormal numbers is many times slower. Such a δ is taken as
+			// 0: its products with an input x are below 2⁻¹⁰⁰·|x|, under the
+			// rounding of any gradient entry that is not itself that small
+			// (TestGradConfident, BenchmarkLogreg/confident).
+			if d > -deltaFloor && d < deltaFloor {
+				d = 0
+			}
+			di[j] = d
 			gb[j] += di[j]
 		}
 	}

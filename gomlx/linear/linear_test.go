@@ -204,6 +204,24 @@ func BenchmarkLogreg(b *testing.B) {
 			}
 		}
 	})
+	// a model all but certain of one class: p_ij below float32's normal
+	// range, where δ_ij·x would be subnormal (Grad takes such a δ as 0)
+	b.Run("confident", func(b *testing.B) {
+		confident(tr)
+		for i := 0; i < b.N; i++ {
+			if _, _, err := tr.Grad(Xs[i%4], ys[i%4]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("grad", func(b *testing.B) {
+		clear(tr.X)
+		for i := 0; i < b.N; i++ {
+			if _, _, err := tr.Grad(Xs[i%4], ys[i%4]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("ssls2", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			tr.Grad(Xs[i%4], ys[i%4])
@@ -212,4 +230,50 @@ func BenchmarkLogreg(b *testing.B) {
 			tr.Update(1e-3)
 		}
 	})
+}
+
+// confident makes tr's model all but certain of class 0: its bias is 95
+// above the others', so p_ij for every other class is about e⁻⁹⁵ ≈ 5e-42,
+// below float32's normal range (1.2e-38).
+func confident(tr *Softmax) {
+	clear(tr.X)
+	tr.X[tr.cfg.Out*tr.cfg.In] = 95
+}
+
+// TestGradConfident: with p_ij below float32's normal range, Grad's
+// gradient matches the float64 reference and holds no subnormal number,
+// whose arithmetic is many times slower on x86 (BenchmarkLogreg/confident).
+func TestGradConfident(t *testing.T) {
+	const in, out, n = 37, 4, 9
+	tr, err := New(Config{In: in, Out: out, WeightDecay: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confident(tr)
+	X, y := batch(rand.New(rand.NewPCG(7, 8)), n, in, out)
+	loss, _, err := tr.Grad(X, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, len(tr.X))
+	for i, v := range tr.X {
+		x[i] = float64(v)
+	}
+	wantLoss, g := refLoss(x, in, out, 0, X, y)
+	if !near(loss, wantLoss, 1e-5) {
+		t.Errorf("loss %v, want %v", loss, wantLoss)
+	}
+	for i, v := range tr.Gradient() {
+		if v != 0 && math.Abs(float64(v)) < 0x1p-126 {
+			t.Errorf("g[%d] = %v: subnormal", i, v)
+		}
+		if !near(float64(v), g[i], 1e-5) {
+			t.Errorf("g[%d] = %v, want %v", i, v, g[i])
+		}
+	}
+	for i, d := range tr.delta[:n*out] {
+		if d != 0 && math.Abs(float64(d)) < 0x1p-126 {
+			t.Errorf("δ[%d] = %v: subnormal", i, d)
+		}
+	}
 }
