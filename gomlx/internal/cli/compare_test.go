@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/salsaopt/salsa/gomlx/internal/compare"
+	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
 	"github.com/salsaopt/salsa/trace"
 )
@@ -541,7 +542,7 @@ func TestCompareFailedRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "trained 1, resumed 0, skipped 0 (finished before), failed 1") {
 		t.Fatalf("exit %d: %q %s", code, stdout, stderr)
 	}
-	why, err := os.ReadFile(filepath.Join(out, "runs", "shb-hand-lr1e+38-s1", compare.FailedFile))
+	why, err := os.ReadFile(filepath.Join(out, "runs", "shb-hand-lr1e+38-s1", plots.FailedFile))
 	if err != nil || !strings.Contains(string(why), "the training loss is NaN") {
 		t.Errorf("failed.txt: %q, %v", why, err)
 	}

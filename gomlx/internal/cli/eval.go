@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/salsaopt/salsa/gomlx/internal/compare"
+	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
 )
 
@@ -39,9 +39,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--run: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(*runDir, compare.FailedFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(*runDir, plots.FailedFile)); err == nil {
 		fmt.Fprintf(stderr, "salsa eval: note: %s has %s: the run stopped with an error after its last checkpoint (epoch %d, step %d), whose model is the one evaluated\n",
-			*runDir, compare.FailedFile, len(ck.Epochs), ck.Step)
+			*runDir, plots.FailedFile, len(ck.Epochs), ck.Step)
 	}
 	o := ck.Plan.Options
 	src, err := train.Load(context.Background(), *dataDir, o.Dataset, false, "", o.Seed, stderr)

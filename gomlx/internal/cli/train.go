@@ -2,20 +2,18 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
 
 	salsagomlx "github.com/salsaopt/salsa/gomlx"
+	"github.com/salsaopt/salsa/gomlx/internal/compare"
 	"github.com/salsaopt/salsa/gomlx/internal/plots"
 	"github.com/salsaopt/salsa/gomlx/internal/train"
 	"github.com/salsaopt/salsa/schedule"
@@ -288,7 +286,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := train.Run(ctx, p, *out, ck, *maxSteps, tr, val, test, progress, stderr)
 	stop()
-	recordFailure(*out, err, stderr)
+	// the error a run stopped with, as salsa compare leaves it; none after
+	// a run that ended clean
+	if ferr := compare.RecordFailure(*out, err); ferr != nil {
+		fmt.Fprintf(stderr, "salsa train: %v\n", ferr)
+	}
 	if perr := stopProfile(); err == nil {
 		err = perr
 	}
@@ -350,21 +352,4 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
-}
-
-// recordFailure leaves the error a run stopped with in its directory
-// (plots.FailedFile), as salsa compare does, where salsa plot and salsa eval
-// name it. A run that stops cleanly, resumed after a failure or trained again
-// in the same directory, has none.
-func recordFailure(dir string, runErr error, stderr io.Writer) {
-	path := filepath.Join(dir, plots.FailedFile)
-	var err error
-	if runErr != nil {
-		err = os.WriteFile(path, []byte(runErr.Error()+"\n"), 0o644)
-	} else if err = os.Remove(path); errors.Is(err, fs.ErrNotExist) {
-		err = nil
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "salsa train: %v\n", err)
-	}
 }

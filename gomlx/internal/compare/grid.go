@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,10 +88,21 @@ const (
 	stateFailed
 )
 
-// FailedFile marks a run that stopped with an error (a NaN loss at a large
-// lr0): it is not run again until the file is removed. salsa train writes
-// it too.
-const FailedFile = plots.FailedFile
+// RecordFailure leaves the error a run stopped with in its directory
+// (plots.FailedFile: a NaN loss at a large lr0, say), where salsa compare
+// finds it and does not run it again until the file is removed, and salsa
+// plot and salsa eval name it. With runErr nil it removes the file: the run
+// in dir has since ended clean (salsa train, resumed or trained again).
+func RecordFailure(dir string, runErr error) error {
+	path := filepath.Join(dir, plots.FailedFile)
+	if runErr != nil {
+		return os.WriteFile(path, []byte(runErr.Error()+"\n"), 0o644)
+	}
+	if err := os.Remove(path); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
 
 // Grid is the whole comparison.
 type Grid struct {
@@ -359,7 +371,7 @@ func (g *Grid) Prepare(ctx context.Context, log io.Writer) error {
 
 // findState compares a run directory's checkpoint with the run asked for.
 func (g *Grid) findState(j *Job) error {
-	if b, err := os.ReadFile(filepath.Join(j.Dir, FailedFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(j.Dir, plots.FailedFile)); err == nil {
 		j.state, j.failed = stateFailed, strings.TrimSpace(string(b))
 		return nil
 	}
@@ -583,7 +595,7 @@ func (g *Grid) runJob(ctx context.Context, j *Job, pr *Progress) (*train.Result,
 		j.failed = err.Error()
 		fmt.Fprintln(logf, "failed: "+j.failed)
 		if ctx.Err() == nil {
-			_ = os.WriteFile(filepath.Join(j.Dir, FailedFile), []byte(j.failed+"\n"), 0o644)
+			_ = RecordFailure(j.Dir, err)
 		}
 		return nil, err
 	}

@@ -599,7 +599,7 @@ func (g *Grid) WriteReport(s *Summary) error {
 		}
 	}
 	if len(failed) > 0 {
-		b.WriteString("\n## Failed runs\n\nRemove a run's " + FailedFile + " to try it again.\n\n" + strings.Join(failed, "\n") + "\n")
+		b.WriteString("\n## Failed runs\n\nRemove a run's " + plots.FailedFile + " to try it again.\n\n" + strings.Join(failed, "\n") + "\n")
 	}
 	b.WriteString("\nFigures: compare_loss, compare_acc (or compare_ppl), compare_lr and compare_test_loss overlay the first seed of each row.\n")
 	if err := os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(b.String()), 0o644); err != nil {
