@@ -592,13 +592,13 @@ func lossPlot(r *run) *fig {
 			xs[i], ys[i] = float64(row.Step), row.Loss
 		}
 		// Under 100 steps the moving average would be over one step, the
-		// loss itself: the loss is drawn alone, in the average's colour.
-		if w := n / 50; w > 1 {
+		// loss itself: the loss is drawn alone, in the average's style.
+		w, avg := n/50, lineStyle(plotutil.Color(0), 1.5, nil)
+		if w > 1 {
 			f.line("mini-batch loss f_ξk(x_k)", series(xs, ys, false), lineStyle(color.Gray{Y: 190}, 0.5, nil))
-			f.line(fmt.Sprintf("moving average (%d steps)", w), series(xs, movingAverage(ys, w), false),
-				lineStyle(plotutil.Color(0), 1.5, nil))
+			f.line(fmt.Sprintf("moving average (%d steps)", w), series(xs, movingAverage(ys, w), false), avg)
 		} else {
-			f.line("mini-batch loss f_ξk(x_k)", series(xs, ys, false), lineStyle(plotutil.Color(0), 1.5, nil))
+			f.line("mini-batch loss f_ξk(x_k)", series(xs, ys, false), avg)
 		}
 		all = append(all, ys...)
 	}
