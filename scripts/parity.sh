@@ -29,6 +29,7 @@
 # heldout12: the twelfth, docs/parity/heldout12.md, salsa-probe as built; heldout12-level: with probe_level_copy=1 (docs/parity/climb.md); heldout12-peers: Schedule-Free AdamW;
 # heldout13: the thirteenth, docs/parity/heldout13.md, run without a change: salsa-probe as built and the default salsa; heldout13-peers: Schedule-Free AdamW;
 # heldout14: the fourteenth, docs/parity/heldout14.md, run without a change, the same; heldout14-peers: Schedule-Free AdamW;
+# heldout15: the fifteenth, docs/parity/heldout15.md, run without a change, the same; heldout15-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -281,7 +282,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -290,7 +291,7 @@ for part in "${parts[@]}"; do
 		# heldout10.md, written before the averaging screens (docs/parity/average.md), run with salsa-probe's average;
 		# heldout11.md, run without a change, salsa-probe as built;
 		# heldout12.md, written before any run of probe_level_copy: heldout12-level runs salsa-probe with it;
-		# heldout13.md and heldout14.md, run without a change, salsa-probe as built
+		# heldout13.md, heldout14.md and heldout15.md, run without a change, salsa-probe as built
 		set=${part%-peers} set=${set%-retry} set=${set%-val} set=${set%-level} hs=(17 18 19 20)
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
 		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
@@ -301,12 +302,13 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout12 ] && hs=(50 51 52 53 54)
 		[ "$set" = heldout13 ] && hs=(55 56 57 58 59)
 		[ "$set" = heldout14 ] && hs=(60 61 62 63 64)
+		[ "$set" = heldout15 ] && hs=(65 66 67 68 69)
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ $set =~ ^heldout(9|1[0-4])$ ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-5])$ ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"

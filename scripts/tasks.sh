@@ -93,10 +93,16 @@ h66=(--dataset tinyshakespeare --model lstm --batch 22 --set wd=0 --epochs 16 --
 h67=(--dataset fashion-mnist --model cnn --batch 48 --set wd=0 --epochs 8 --limit 2400 --test-limit 2000)
 h68=(--dataset mnist --model mlp --batch 160 --set wd=2e-4 --epochs 9 --limit 16000)
 h69=(--dataset fashion-mnist --model logreg --batch 48 --set wd=1e-4 --epochs 6 --jobs 1)
+# H70–H74 (heldout16.md), written before any result of H65–H69 was seen, for a later change
+h70=(--dataset tinyshakespeare --model lstm --batch 60 --set wd=1e-4 --epochs 6 --limit 45000 --test-limit 10000)
+h71=(--dataset tinyshakespeare --model lstm --batch 26 --set wd=0 --epochs 15 --limit 21000 --test-limit 10000)
+h72=(--dataset mnist --model cnn --batch 64 --set wd=3e-4 --epochs 6 --limit 3000 --test-limit 2000)
+h73=(--dataset fashion-mnist --model mlp --batch 72 --set wd=0 --epochs 10 --limit 10000)
+h74=(--dataset mnist --model logreg --batch 96 --set wd=2e-4 --epochs 3 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h69).
+# array named after it (h1…h74).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
