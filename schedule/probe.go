@@ -66,8 +66,12 @@ const (
 	probeRaise = 2.0
 	// probeZ is the one-sided normal quantile at δ = 0.05: a window is
 	// rejected when its mean exceeds the accepted one's by z·√2·σ̂/√n, σ̂ and
-	// n the accepted window's.
+	// n the accepted window's. With [TailConfig.ProbeT] the quantile is
+	// Student's t with n − 1 degrees of freedom instead ([probeQuantile]).
 	probeZ = 1.645
+	// probeDelta is the window test's one-sided level, δ = 0.05, of which
+	// probeZ is the normal quantile.
+	probeDelta = 0.05
 	// probeOutlier is in standard deviations of one step's loss in the
 	// accepted window: two losses in a row above its mean by more end the
 	// probe at once. A single one came from hard mini-batches at twice
@@ -205,17 +209,29 @@ func (p *probeState) outlier(loss float64) bool {
 	return p.PN > 1 && loss > p.Prev+probeOutlier*p.Sd
 }
 
+// probeQuantile is the window test's one-sided quantile at δ = 0.05 for an
+// accepted window of pn ≥ 2 losses: the normal one, z = 1.645, or with
+// student ([TailConfig.ProbeT]) Student's t with pn − 1 degrees of freedom,
+// the quantile of a test whose σ̂ comes from those pn losses (2.132 at a
+// window of 5, 1.729 at 20).
+func probeQuantile(pn int, student bool) float64 {
+	if !student {
+		return probeZ
+	}
+	return stats.TQuantile(1-probeDelta, pn-1)
+}
+
 // accepts reports whether a window of mean m and length n passes against
-// the accepted one.
-func (p *probeState) accepts(m float64, n, w int) bool {
-	return n >= w && (p.PN < 2 || m < p.Prev+probeZ*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
+// the accepted one; student selects the quantile ([probeQuantile]).
+func (p *probeState) accepts(m float64, n, w int, student bool) bool {
+	return n >= w && (p.PN < 2 || m < p.Prev+probeQuantile(p.PN, student)*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
 }
 
 // asks reports, without changing p, whether closing a step of loss loss
 // needs the validation loss ([TailConfig.ProbeVal]): at a second outlier in
 // a row, whose verdict it gives, and at a window accepted with the probe
 // going on (not the last step), whose end it is the reference of.
-func (p *probeState) asks(loss float64, w int, last bool) bool {
+func (p *probeState) asks(loss float64, w int, last, student bool) bool {
 	if p.outlier(loss) && p.Hot+1 >= probeHot {
 		return true
 	}
@@ -223,18 +239,19 @@ func (p *probeState) asks(loss float64, w int, last bool) bool {
 		return false
 	}
 	m, _, n := summary(p.Win)
-	return p.accepts(m, n, w)
+	return p.accepts(m, n, w, student)
 }
 
 // end closes step k, whose loss was loss, at the rate under test; last is
 // true at the latest step the decay may begin, and retry gives a rate
-// rejected on its mean a second window ([TailConfig.ProbeRetry]). asked
+// rejected on its mean a second window ([TailConfig.ProbeRetry]), and
+// student selects the window test's quantile ([probeQuantile]). asked
 // says that val is the validation loss at the step's parameters, which
 // [probeState.asks] asked for ([TailConfig.ProbeVal]). It returns the
 // step's events and, when the probe is over, the rate the decay begins
 // from and whether the rate under test failed (a rejected window or
 // outliers), as opposed to running out of budget.
-func (p *probeState) end(k int, loss float64, w int, last, retry bool, val float64, asked bool) (evs []Event, done bool, from float64, failed bool) {
+func (p *probeState) end(k int, loss float64, w int, last, retry, student bool, val float64, asked bool) (evs []Event, done bool, from float64, failed bool) {
 	if p.outlier(loss) {
 		p.Hot++
 	} else {
@@ -263,7 +280,7 @@ func (p *probeState) end(k int, loss float64, w int, last, retry bool, val float
 		return evs, false, 0, false
 	}
 	m, sd, n := summary(p.Win)
-	accept := p.accepts(m, n, w)
+	accept := p.accepts(m, n, w, student)
 	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: n, Mean: m, Prev: p.Prev, Accept: accept, NewLR: p.LR})
 	p.Win = p.Win[:0]
 	if !accept && retry && !p.Retry && n >= w && !last {

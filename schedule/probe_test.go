@@ -916,7 +916,7 @@ func TestSalsaProbe(t *testing.T) {
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
 		}
 	}
-	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "nmin", "gamma"} {
+	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "nmin", "gamma"} {
 		if !schedule.KeyApplies(k, "salsa-probe") {
 			t.Errorf("--set %s does not apply to salsa-probe", k)
 		}
@@ -1107,4 +1107,52 @@ func TestAnswerVal(t *testing.T) {
 	if err != nil || got.NeedVal || calls != 1 || len(got.Events) == 0 || got.Events[len(got.Events)-1].ValLoss != 2 {
 		t.Errorf("the answer: %+v, %v, %d calls; want the step's Result with the validation loss 2", got, err, calls)
 	}
+}
+
+// TestProbeT: with ProbeT the window test's quantile is Student's t with
+// n − 1 degrees of freedom. The losses are those of held-out H65's run
+// salsa-probe-lr0.01-s2 (runs/parity/heldout15-h65, steps.csv.gz, steps
+// 29–33 and 34–38): a 5-step window accepted at 9.09 (mean 3.75490,
+// σ̂ 0.03983), then a 5-step window at twice the rate of mean 3.79662. The
+// normal quantile's margin is 1.645·√2·σ̂/√5 = 0.04144, so the window is
+// rejected by 0.0003 and the decay begins; t's with 4 degrees of freedom
+// is 2.132·√2·σ̂/√5 = 0.05371, so it is accepted and the rate doubles.
+func TestProbeT(t *testing.T) {
+	accepted := []float64{3.739962577819824, 3.7222838401794434, 3.8067822456359863, 3.7864365577697754, 3.719020128250122}
+	next := []float64{3.554823637008667, 3.849350929260254, 4.026126384735107, 3.871227979660034, 3.68156361579895}
+	for _, student := range []bool{false, true} {
+		c := small(schedule.PresetPaper)
+		c.SetBudget(100, 0) // W = 5
+		c.Tail.Probe, c.Tail.ProbeT = true, student
+		c.ForceSwitchAt = 10
+		s := mustNewTail(t, c)
+		var probes, decays []schedule.Event
+		var as float64
+		losses := append(append(append([]float64{}, window(3.8, 5)...), accepted...), next...)
+		for i, f := range losses {
+			res := stepLoss(t, s, f)
+			probes, decays = byKind(res.Events, probes, decays)
+			if i+1 == 10 {
+				as = res.NextLR / 2
+			}
+			if i+1 == 15 {
+				want := 4 * as // accepted: the next window at 4α_s
+				if !student {
+					want = as // rejected: the decay from the last accepted rate, α_s
+				}
+				if math.Abs(res.NextLR-want) > 1e-9*as {
+					t.Errorf("ProbeT %v: rate after step 15 %v, want %v (α_s = %v)", student, res.NextLR, want, as)
+				}
+			}
+		}
+		if len(probes) != 2 || probes[0].Reason != "start" || math.Abs(probes[1].Mean-3.796618) > 1e-6 || probes[1].Accept != student {
+			t.Errorf("ProbeT %v: probe events %+v, want the start and the window of mean 3.796618, accepted %v", student, probes, student)
+		}
+		if student == (len(decays) != 0) {
+			t.Errorf("ProbeT %v: decay events %+v", student, decays)
+		}
+	}
+	c := small(schedule.PresetPaper)
+	c.Tail.ProbeT = true
+	wantRefused(t, c, "TailConfig.ProbeT = true: needs Probe (--set probe=1")
 }

@@ -63,6 +63,15 @@ type TailConfig struct {
 	// next one's reference, a loss that crept up passed window by window
 	// (a held-out cnn run sat at chance for two epochs).
 	ProbeRetry bool
+	// ProbeT, with Probe: the window test's quantile is Student's t with
+	// n − 1 degrees of freedom, n the accepted window's length, instead of
+	// the normal 1.645; σ̂ comes from those n losses, so at δ = 0.05 the
+	// normal quantile rejects more often than δ when n is small (a window
+	// of 5 steps on a budget of 100: 2.132). On held-out H65 (docs/parity)
+	// a window at rate 18 was rejected by 0.0003 on a threshold of 0.0414
+	// above a 5-step window's mean, and the decay began from 4.5 where the
+	// tuned rate is 100. Built for a screen; off in salsa-probe.
+	ProbeT bool
 	// ProbeVal, with Probe: two outliers in a row end the probe only when
 	// the validation loss at that step is above the one at the last
 	// accepted point, the probe's start or the end of the last window
@@ -174,6 +183,9 @@ func (c TailConfig) Validate() error {
 	}
 	if c.ProbeRetry && !c.Probe {
 		return &FieldError{"TailConfig.ProbeRetry", c.ProbeRetry, "needs Probe (--set probe=1)"}
+	}
+	if c.ProbeT && !c.Probe {
+		return &FieldError{"TailConfig.ProbeT", c.ProbeT, "needs Probe (--set probe=1; salsa-probe has it)"}
 	}
 	if c.ProbeVal && !c.Probe {
 		return &FieldError{"TailConfig.ProbeVal", c.ProbeVal, "needs Probe (--set probe=1)"}
@@ -523,7 +535,7 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	}
 	loss := t.st.loss
 	k := t.st.commit()
-	if t.probe.On && t.cfg.ProbeVal && t.probe.asks(loss, t.cfg.probeWindow(), k >= t.tailStart()) {
+	if t.probe.On && t.cfg.ProbeVal && t.probe.asks(loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeT) {
 		t.wait = valWait{on: true, loss: loss, lr: lr}
 		return Result{Step: k, LR: lr, NeedVal: true}, nil
 	}
@@ -560,7 +572,7 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
 		cand, rate := t.probe.Cand, t.probe.OK
-		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeRetry, val, asked)
+		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeRetry, t.cfg.ProbeT, val, asked)
 		if cand {
 			// this step's loss is the loss at the candidate copy: keep it
 			// unless it is an outlier (docs/parity: an H17 run diverged
