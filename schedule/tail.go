@@ -70,7 +70,10 @@ type TailConfig struct {
 	// of 5 steps on a budget of 100: 2.132). On held-out H65 (docs/parity)
 	// a window at rate 18 was rejected by 0.0003 on a threshold of 0.0414
 	// above a 5-step window's mean, and the decay began from 4.5 where the
-	// tuned rate is 100. Built for a screen; off in salsa-probe.
+	// tuned rate is 100. Screened over ten seeds (docs/parity/student.md),
+	// it raised the level on the shortest budgets but brought no miss
+	// within 2%, and on one run let a loss that was blowing up pass window
+	// by window, each against the last; off in salsa-probe.
 	ProbeT bool
 	// ProbeVal, with Probe: two outliers in a row end the probe only when
 	// the validation loss at that step is above the one at the last
