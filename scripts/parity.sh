@@ -455,16 +455,21 @@ for part in "${parts[@]}"; do
 		h62) lrs=0.3,1,3 ;;
 		h63) lrs=0.1,0.3,1 ;;
 		h64) lrs=0.03,0.1,0.3 ;;
+		# heldout15.md, around the three-seed picks (seeds 1-3 copied from heldout15-TASK)
+		h65 | h66) lrs=30,100,300 ;;
+		h67 | h68) lrs=0.3,1,3 ;;
+		h69) lrs=0.03,0.1,0.3 ;;
 		*) echo "unknown part $part" >&2; exit 2 ;;
 		esac
 		task_args $t
-		# the eleventh to fourteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		# the eleventh to fifteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
 		case $t in
 		h4[5-9]) set=heldout11 ;;
 		h5[0-4]) set=heldout12 ;;
 		h5[5-9]) set=heldout13 ;;
 		h6[0-4]) set=heldout14 ;;
+		h6[5-9]) set=heldout15 ;;
 		esac
 		if [ -n "$set" ]; then
 			from=runs/parity/$set-$t/runs
