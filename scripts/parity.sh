@@ -90,6 +90,13 @@ widen() {
 	esac
 }
 
+# around LR: LR between its neighbours on the 1-3-10 sequence (100 → 30,100,300;
+# 0.1 → 0.03,0.1,0.3); fails when LR is empty.
+around() {
+	[ -n "$1" ] || return 1
+	widen "$(widen "$1" largest)" smallest
+}
+
 # tuned_lrs NAME: the --lr0s shb-hand was tuned over in runs/parity/NAME
 # (from its runs' names where it has no summary.json: H27's device runs).
 tuned_lrs() {
@@ -424,44 +431,6 @@ for part in "${parts[@]}"; do
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
-		# the grid around each task's earlier pick
-		case $t in
-		mlp | cnn | h5 | h14 | h17 | h18 | h24 | h25) lrs=0.3,1,3 ;;
-		lstm | h8 | h10 | h13 | h19 | h22 | h26 | h27 | h30 | h31 | h35 | h36) lrs=30,100,300 ;;
-		logreg | logreg-wd0 | h1 | h16) lrs=0.03,0.1,0.3 ;;
-		h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23 | h28 | h29 | h32 | h33 | h34 | h38 | h39 | resnet20) lrs=0.1,0.3,1 ;;
-		h37) lrs=0.03,0.1,0.3 ;;
-		h20) lrs=0.01,0.03,0.1 ;;
-		# heldout10.md, around the three-seed picks
-		h40 | h41) lrs=30,100,300 ;;
-		h42) lrs=0.3,1,3 ;;
-		h43) lrs=0.1,0.3,1 ;;
-		h44) lrs=0.03,0.1,0.3 ;;
-		# heldout11.md, around the three-seed picks (seeds 1-3 copied from heldout11-TASK where the runs are there)
-		h45 | h46) lrs=30,100,300 ;;
-		h47 | h48) lrs=0.3,1,3 ;;
-		h49) lrs=0.1,0.3,1 ;;
-		# heldout12.md, around the three-seed picks (seeds 1-3 copied from heldout12-TASK)
-		h50 | h51) lrs=30,100,300 ;;
-		h52) lrs=0.3,1,3 ;;
-		h53 | h54) lrs=0.1,0.3,1 ;;
-		# heldout13.md, around the three-seed picks (seeds 1-3 copied from heldout13-TASK)
-		h55 | h56) lrs=30,100,300 ;;
-		h57 | h58) lrs=0.3,1,3 ;;
-		h59) lrs=0.1,0.3,1 ;;
-		# heldout14.md, around the three-seed picks (seeds 1-3 copied from heldout14-TASK)
-		h60) lrs=30,100,300 ;;
-		h61) lrs=10,30,100 ;;
-		h62) lrs=0.3,1,3 ;;
-		h63) lrs=0.1,0.3,1 ;;
-		h64) lrs=0.03,0.1,0.3 ;;
-		# heldout15.md, around the three-seed picks (seeds 1-3 copied from heldout15-TASK)
-		h65 | h66) lrs=30,100,300 ;;
-		h67 | h68) lrs=0.3,1,3 ;;
-		h69) lrs=0.03,0.1,0.3 ;;
-		*) echo "unknown part $part" >&2; exit 2 ;;
-		esac
-		task_args $t
 		# the eleventh to fifteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
 		case $t in
@@ -471,6 +440,27 @@ for part in "${parts[@]}"; do
 		h6[0-4]) set=heldout14 ;;
 		h6[5-9]) set=heldout15 ;;
 		esac
+		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
+		# on the 1-3-10 sequence (around); before them, written out
+		if [ -n "$set" ]; then
+			lrs=$(around "$(tuned_lr runs/parity/$set-$t)") || { echo "$part: no three-seed pick in runs/parity/$set-$t" >&2; exit 2; }
+		else
+			case $t in
+			mlp | cnn | h5 | h14 | h17 | h18 | h24 | h25) lrs=0.3,1,3 ;;
+			lstm | h8 | h10 | h13 | h19 | h22 | h26 | h27 | h30 | h31 | h35 | h36) lrs=30,100,300 ;;
+			logreg | logreg-wd0 | h1 | h16) lrs=0.03,0.1,0.3 ;;
+			h2 | h3 | h6 | h7 | h9 | h11 | h12 | h15 | h21 | h23 | h28 | h29 | h32 | h33 | h34 | h38 | h39 | resnet20) lrs=0.1,0.3,1 ;;
+			h37) lrs=0.03,0.1,0.3 ;;
+			h20) lrs=0.01,0.03,0.1 ;;
+			# heldout10.md, around the three-seed picks
+			h40 | h41) lrs=30,100,300 ;;
+			h42) lrs=0.3,1,3 ;;
+			h43) lrs=0.1,0.3,1 ;;
+			h44) lrs=0.03,0.1,0.3 ;;
+			*) echo "unknown part $part" >&2; exit 2 ;;
+			esac
+		fi
+		task_args $t
 		if [ -n "$set" ]; then
 			from=runs/parity/$set-$t/runs
 			copy_new runs/parity/seeds-$t "$from"/salsa-probe-*
