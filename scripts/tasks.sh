@@ -99,10 +99,16 @@ h71=(--dataset tinyshakespeare --model lstm --batch 26 --set wd=0 --epochs 15 --
 h72=(--dataset mnist --model cnn --batch 64 --set wd=3e-4 --epochs 6 --limit 3000 --test-limit 2000)
 h73=(--dataset fashion-mnist --model mlp --batch 72 --set wd=0 --epochs 10 --limit 10000)
 h74=(--dataset mnist --model logreg --batch 96 --set wd=2e-4 --epochs 3 --jobs 1)
+# H75–H79 (heldout17.md), written before any result of H70–H74 was seen, for a later change
+h75=(--dataset tinyshakespeare --model lstm --batch 10 --set wd=1e-5 --epochs 8 --limit 19000 --test-limit 10000)
+h76=(--dataset tinyshakespeare --model lstm --batch 42 --set wd=2e-4 --epochs 12 --limit 34000 --test-limit 10000)
+h77=(--dataset fashion-mnist --model cnn --batch 96 --set wd=1e-4 --epochs 9 --limit 3600 --test-limit 2000)
+h78=(--dataset mnist --model mlp --batch 40 --set wd=1e-3 --epochs 4 --limit 8000)
+h79=(--dataset fashion-mnist --model logreg --batch 768 --set wd=0 --epochs 30 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h74).
+# array named after it (h1…h79).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
