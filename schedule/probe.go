@@ -116,6 +116,19 @@ func (c TailConfig) probeWindow() int {
 	return max(2, int(math.Round(probeShare*float64(c.Steps))))
 }
 
+// probeRule is what the probe's window test depends on besides its state:
+// the window W and the [TailConfig] keys that change the test.
+type probeRule struct {
+	W       int  // the window, [TailConfig.probeWindow]
+	Retry   bool // a rate rejected on its mean gets a second window ([TailConfig.ProbeRetry])
+	Student bool // Student's t quantile instead of the normal one ([TailConfig.ProbeT])
+}
+
+// probeRule returns the probe's rule under c.
+func (c TailConfig) probeRule() probeRule {
+	return probeRule{W: c.probeWindow(), Retry: c.ProbeRetry, Student: c.ProbeT}
+}
+
 // probeState is the probe's state, all of it in a [Tail] snapshot.
 type probeState struct {
 	On   bool      // the probe is running: SALSA has switched, the decay has not begun
@@ -222,36 +235,34 @@ func probeQuantile(pn int, student bool) float64 {
 }
 
 // accepts reports whether a window of mean m and length n passes against
-// the accepted one; student selects the quantile ([probeQuantile]).
-func (p *probeState) accepts(m float64, n, w int, student bool) bool {
-	return n >= w && (p.PN < 2 || m < p.Prev+probeQuantile(p.PN, student)*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
+// the accepted one under rule r.
+func (p *probeState) accepts(m float64, n int, r probeRule) bool {
+	return n >= r.W && (p.PN < 2 || m < p.Prev+probeQuantile(p.PN, r.Student)*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
 }
 
 // asks reports, without changing p, whether closing a step of loss loss
 // needs the validation loss ([TailConfig.ProbeVal]): at a second outlier in
 // a row, whose verdict it gives, and at a window accepted with the probe
 // going on (not the last step), whose end it is the reference of.
-func (p *probeState) asks(loss float64, w int, last, student bool) bool {
+func (p *probeState) asks(loss float64, r probeRule, last bool) bool {
 	if p.outlier(loss) && p.Hot+1 >= probeHot {
 		return true
 	}
-	if len(p.Win) < w || last {
+	if len(p.Win) < r.W || last {
 		return false
 	}
 	m, _, n := summary(p.Win)
-	return p.accepts(m, n, w, student)
+	return p.accepts(m, n, r)
 }
 
-// end closes step k, whose loss was loss, at the rate under test; last is
-// true at the latest step the decay may begin, and retry gives a rate
-// rejected on its mean a second window ([TailConfig.ProbeRetry]), and
-// student selects the window test's quantile ([probeQuantile]). asked
-// says that val is the validation loss at the step's parameters, which
+// end closes step k, whose loss was loss, at the rate under test, under
+// rule r; last is true at the latest step the decay may begin. asked says
+// that val is the validation loss at the step's parameters, which
 // [probeState.asks] asked for ([TailConfig.ProbeVal]). It returns the
 // step's events and, when the probe is over, the rate the decay begins
 // from and whether the rate under test failed (a rejected window or
 // outliers), as opposed to running out of budget.
-func (p *probeState) end(k int, loss float64, w int, last, retry, student bool, val float64, asked bool) (evs []Event, done bool, from float64, failed bool) {
+func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float64, asked bool) (evs []Event, done bool, from float64, failed bool) {
 	if p.outlier(loss) {
 		p.Hot++
 	} else {
@@ -276,14 +287,14 @@ func (p *probeState) end(k int, loss float64, w int, last, retry, student bool, 
 		p.On, p.Retry = false, false
 		return evs, true, p.OK, true
 	}
-	if len(p.Win) < w && !last {
+	if len(p.Win) < r.W && !last {
 		return evs, false, 0, false
 	}
 	m, sd, n := summary(p.Win)
-	accept := p.accepts(m, n, w, student)
+	accept := p.accepts(m, n, r)
 	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: n, Mean: m, Prev: p.Prev, Accept: accept, NewLR: p.LR})
 	p.Win = p.Win[:0]
-	if !accept && retry && !p.Retry && n >= w && !last {
+	if !accept && r.Retry && !p.Retry && n >= r.W && !last {
 		// the first rejection at this rate, on its mean: one more window
 		// (two outliers in a row, above, still end the probe at once)
 		p.Retry = true
@@ -302,7 +313,7 @@ func (p *probeState) end(k int, loss float64, w int, last, retry, student bool, 
 	}
 	if !accept || last {
 		p.On, p.Retry = false, false
-		return evs, true, p.OK, !accept && n >= w
+		return evs, true, p.OK, !accept && n >= r.W
 	}
 	return evs, false, 0, false
 }

@@ -538,7 +538,7 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	}
 	loss := t.st.loss
 	k := t.st.commit()
-	if t.probe.On && t.cfg.ProbeVal && t.probe.asks(loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeT) {
+	if t.probe.On && t.cfg.ProbeVal && t.probe.asks(loss, t.cfg.probeRule(), k >= t.tailStart()) {
 		t.wait = valWait{on: true, loss: loss, lr: lr}
 		return Result{Step: k, LR: lr, NeedVal: true}, nil
 	}
@@ -575,7 +575,7 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 	res := Result{Step: k, LR: lr}
 	if t.probe.On {
 		cand, rate := t.probe.Cand, t.probe.OK
-		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeWindow(), k >= t.tailStart(), t.cfg.ProbeRetry, t.cfg.ProbeT, val, asked)
+		evs, done, from, failed := t.probe.end(k, loss, t.cfg.probeRule(), k >= t.tailStart(), val, asked)
 		if cand {
 			// this step's loss is the loss at the candidate copy: keep it
 			// unless it is an outlier (docs/parity: an H17 run diverged
