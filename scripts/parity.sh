@@ -30,6 +30,7 @@
 # heldout13: the thirteenth, docs/parity/heldout13.md, run without a change: salsa-probe as built and the default salsa; heldout13-peers: Schedule-Free AdamW;
 # heldout14: the fourteenth, docs/parity/heldout14.md, run without a change, the same; heldout14-peers: Schedule-Free AdamW;
 # heldout15: the fifteenth, docs/parity/heldout15.md, run without a change, the same; heldout15-peers: Schedule-Free AdamW;
+# heldout16: the sixteenth, docs/parity/heldout16.md, run without a change, the same; heldout16-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -289,7 +290,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -298,7 +299,7 @@ for part in "${parts[@]}"; do
 		# heldout10.md, written before the averaging screens (docs/parity/average.md), run with salsa-probe's average;
 		# heldout11.md, run without a change, salsa-probe as built;
 		# heldout12.md, written before any run of probe_level_copy: heldout12-level runs salsa-probe with it;
-		# heldout13.md, heldout14.md and heldout15.md, run without a change, salsa-probe as built
+		# heldout13.md to heldout16.md, run without a change, salsa-probe as built
 		set=${part%-peers} set=${set%-retry} set=${set%-val} set=${set%-level} hs=(17 18 19 20)
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
 		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
@@ -310,12 +311,13 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout13 ] && hs=(55 56 57 58 59)
 		[ "$set" = heldout14 ] && hs=(60 61 62 63 64)
 		[ "$set" = heldout15 ] && hs=(65 66 67 68 69)
+		[ "$set" = heldout16 ] && hs=(70 71 72 73 74)
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ $set =~ ^heldout(9|1[0-5])$ ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-6])$ ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
@@ -431,7 +433,7 @@ for part in "${parts[@]}"; do
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
-		# the eleventh to fifteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		# the eleventh to sixteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
 		case $t in
 		h4[5-9]) set=heldout11 ;;
@@ -439,6 +441,7 @@ for part in "${parts[@]}"; do
 		h5[5-9]) set=heldout13 ;;
 		h6[0-4]) set=heldout14 ;;
 		h6[5-9]) set=heldout15 ;;
+		h7[0-4]) set=heldout16 ;;
 		esac
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
 		# on the 1-3-10 sequence (around); before them, written out
@@ -491,7 +494,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..69}; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..74}; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
