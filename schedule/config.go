@@ -277,11 +277,15 @@ var Methods = []string{"constant", "cut", "warmup", "sasa+", "sasa", "slope", "s
 func NeedsBudget(method string) bool { return KeyApplies("total_steps", method) }
 
 // ForMethod is c with the settings a method fixes: salsa-probe's Tail is
-// [TailConfig.WithProbe]. It is the configuration New runs for the method;
-// every other method leaves c as it is.
+// [TailConfig.WithProbe], and salsa-budget's and salsa-probe's SSLS γ is
+// [TailConfig.WarmupGamma]'s. It is the configuration New runs for the
+// method; every other method leaves c as it is.
 func (c Config) ForMethod(method string) Config {
 	if method == "salsa-probe" {
 		c.Tail = c.Tail.WithProbe()
+	}
+	if method == "salsa-probe" || method == "salsa-budget" {
+		c.SSLS.Gamma = c.Tail.WarmupGamma(c.SSLS.Gamma)
 	}
 	return c
 }

@@ -145,6 +145,30 @@ type TailConfig struct {
 	// cannot keep the average or evaluate the cells must refuse such a
 	// scheduler ([Tail.Averages]) rather than ignore it.
 	Average bool
+	// WarmupShare s ∈ [0, 1), 0 off: SSLS's smoothing γ = √(b/n) is raised
+	// where it would not let the warm-up's rate climb ×[WarmupRange] within
+	// the first s of the budget, to γ_T = min(1, WarmupRange^(1/(s·T)) − 1)
+	// ([TailConfig.WarmupGamma]); γ ≥ γ_T is left as it is. SSLS's rate
+	// rises by at most 1 + γ a step, and on a short budget with few steps
+	// an epoch the climb from lr0 1e-3 took 40–49% of it (held-out H65 and
+	// H70, docs/parity/budget-warmup.md). [Config.ForMethod] applies it, so
+	// that a run records the γ it ran with. Off in salsa-probe.
+	WarmupShare float64
+}
+
+// WarmupRange is the factor [TailConfig.WarmupShare] lets the warm-up climb
+// within its share of the budget: 10⁴, from the smallest lr0 of issue 9's
+// (10⁻³) to the tuned rates of its lstms (10–300) on the 1-3-10 grid.
+const WarmupRange = 1e4
+
+// WarmupGamma is SSLS's smoothing γ under c: γ, or with WarmupShare s > 0
+// and a budget T ≥ 1, max(γ, γ_T), γ_T = min(1, WarmupRange^(1/(s·T)) − 1).
+func (c TailConfig) WarmupGamma(gamma float64) float64 {
+	if !(c.WarmupShare > 0) || c.Steps < 1 {
+		return gamma
+	}
+	gt := math.Expm1(math.Log(WarmupRange) / (c.WarmupShare * float64(c.Steps)))
+	return max(gamma, min(1, gt))
 }
 
 // WithProbe is c with the rate probe on, started early once SSLS has
@@ -171,6 +195,9 @@ func (c TailConfig) decaySteps() int { return decayLen(c.Fraction, c.Steps) }
 func (c TailConfig) Validate() error {
 	if err := firstErr(checkIntMin("TailConfig.Steps", c.Steps, 1), checkTheta("TailConfig.Fraction", c.Fraction)); err != nil {
 		return err
+	}
+	if !(c.WarmupShare >= 0 && c.WarmupShare < 1) {
+		return &FieldError{"TailConfig.WarmupShare", c.WarmupShare, "must be in [0, 1) (0: off)"}
 	}
 	if c.Probe && !c.FromSwitch {
 		return &FieldError{"TailConfig.Probe", c.Probe, "needs FromSwitch (--set decay_from_switch=1): the probe runs from the switch to the decay"}
