@@ -363,6 +363,8 @@ func TestOptionErrors(t *testing.T) {
 		}, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0.5"}} }, "--set probe_backoff=0.5: must be finite and ≥ 1"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_share", "1"}} }, "--set warmup_share=1: must be in [0, 1) (0: off)"},
+		{func(o *Options) { o.Sets = [][2]string{{"warmup_share", "0.2"}} }, "--set warmup_share does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0"}} }, "--set probe_backoff=0: must be finite and ≥ 1"},
 		{func(o *Options) {
 			o.Method = "salsa-probe"
