@@ -105,10 +105,16 @@ h76=(--dataset tinyshakespeare --model lstm --batch 42 --set wd=2e-4 --epochs 12
 h77=(--dataset fashion-mnist --model cnn --batch 96 --set wd=1e-4 --epochs 9 --limit 3600 --test-limit 2000)
 h78=(--dataset mnist --model mlp --batch 40 --set wd=1e-3 --epochs 4 --limit 8000)
 h79=(--dataset fashion-mnist --model logreg --batch 768 --set wd=0 --epochs 30 --jobs 1)
+# H80–H84 (heldout18.md), written before any result of H75–H79 was seen, for a later change
+h80=(--dataset tinyshakespeare --model lstm --batch 20 --set wd=5e-5 --epochs 5 --limit 40000 --test-limit 10000)
+h81=(--dataset tinyshakespeare --model lstm --batch 56 --set wd=0 --epochs 14 --limit 30000 --test-limit 10000)
+h82=(--dataset mnist --model cnn --batch 32 --set wd=0 --epochs 5 --limit 2200 --test-limit 2000)
+h83=(--dataset fashion-mnist --model mlp --batch 200 --set wd=3e-4 --epochs 15 --limit 12000)
+h84=(--dataset mnist --model logreg --batch 16 --set wd=5e-5 --epochs 2 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h79).
+# array named after it (h1…h84).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
