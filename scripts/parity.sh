@@ -31,6 +31,8 @@
 # heldout14: the fourteenth, docs/parity/heldout14.md, run without a change, the same; heldout14-peers: Schedule-Free AdamW;
 # heldout15: the fifteenth, docs/parity/heldout15.md, run without a change, the same; heldout15-peers: Schedule-Free AdamW;
 # heldout16: the sixteenth, docs/parity/heldout16.md, run without a change, the same; heldout16-peers: Schedule-Free AdamW;
+# heldout17: the seventeenth, docs/parity/heldout17.md, salsa-probe as built and the default salsa; heldout17-warm: with warmup_share=0.2
+# (docs/parity/budget-warmup.md, not kept); heldout17-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -290,7 +292,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -299,8 +301,9 @@ for part in "${parts[@]}"; do
 		# heldout10.md, written before the averaging screens (docs/parity/average.md), run with salsa-probe's average;
 		# heldout11.md, run without a change, salsa-probe as built;
 		# heldout12.md, written before any run of probe_level_copy: heldout12-level runs salsa-probe with it;
-		# heldout13.md to heldout16.md, run without a change, salsa-probe as built
-		set=${part%-peers} set=${set%-retry} set=${set%-val} set=${set%-level} hs=(17 18 19 20)
+		# heldout13.md to heldout16.md, run without a change, salsa-probe as built;
+		# heldout17.md, salsa-probe as built; heldout17-warm: salsa-probe with warmup_share=0.2, whose screen failed
+		set=${part%-peers} set=${set%-retry} set=${set%-val} set=${set%-level} set=${set%-warm} hs=(17 18 19 20)
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
 		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
 		[ "$set" = heldout8 ] && hs=(30 31 32 33 34)
@@ -312,17 +315,20 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout14 ] && hs=(60 61 62 63 64)
 		[ "$set" = heldout15 ] && hs=(65 66 67 68 69)
 		[ "$set" = heldout16 ] && hs=(70 71 72 73 74)
+		[ "$set" = heldout17 ] && hs=(75 76 77 78 79)
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ $set =~ ^heldout(9|1[0-6])$ ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-7])$ ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ "$part" = heldout7-retry ]; then
 				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			elif [ "$part" = heldout12-level ]; then
 				parity $set-level-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_level_copy=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
+			elif [ "$part" = heldout17-warm ]; then
+				parity $set-warm-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set warmup_share=0.2 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			elif [ "$part" = heldout8-val ]; then
 				parity $set-val-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_val=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			else
@@ -442,6 +448,7 @@ for part in "${parts[@]}"; do
 		h6[0-4]) set=heldout14 ;;
 		h6[5-9]) set=heldout15 ;;
 		h7[0-4]) set=heldout16 ;;
+		h7[5-9]) set=heldout17 ;;
 		esac
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
 		# on the 1-3-10 sequence (around); before them, written out
