@@ -439,7 +439,7 @@ for part in "${parts[@]}"; do
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
-		# the eleventh to sixteenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		# the eleventh to seventeenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
 		case $t in
 		h4[5-9]) set=heldout11 ;;
@@ -501,7 +501,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..74}; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79}; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
