@@ -317,20 +317,16 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout16 ] && hs=(70 71 72 73 74)
 		[ "$set" = heldout17 ] && hs=(75 76 77 78 79)
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
+		# a variant part runs salsa-probe with one key set, beside the set's tuned runs, into $set-SUFFIX-hN
+		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2)
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
 				[[ $set =~ ^heldout(9|1[0-7])$ ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
-			elif [ "$part" = heldout7-retry ]; then
-				parity $set-retry-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_retry=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
-			elif [ "$part" = heldout12-level ]; then
-				parity $set-level-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_level_copy=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
-			elif [ "$part" = heldout17-warm ]; then
-				parity $set-warm-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set warmup_share=0.2 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
-			elif [ "$part" = heldout8-val ]; then
-				parity $set-val-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set probe_val=1 "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
+			elif [ -n "${variants[$part]:-}" ]; then
+				parity $set-${part##*-}-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set "${variants[$part]}" "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			else
 				PEERS=1 parity $set-h$h-peers parity/$set-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			fi
