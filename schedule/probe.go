@@ -122,11 +122,12 @@ type probeRule struct {
 	W       int  // the window, [TailConfig.probeWindow]
 	Retry   bool // a rate rejected on its mean gets a second window ([TailConfig.ProbeRetry])
 	Student bool // Student's t quantile instead of the normal one ([TailConfig.ProbeT])
+	Welch   bool // Welch's test against the best accepted window ([TailConfig.ProbeWelch])
 }
 
 // probeRule returns the probe's rule under c.
 func (c TailConfig) probeRule() probeRule {
-	return probeRule{W: c.probeWindow(), Retry: c.ProbeRetry, Student: c.ProbeT}
+	return probeRule{W: c.probeWindow(), Retry: c.ProbeRetry, Student: c.ProbeT, Welch: c.ProbeWelch}
 }
 
 // probeState is the probe's state, all of it in a [Tail] snapshot.
@@ -159,6 +160,12 @@ type probeState struct {
 	// the probe's start or the end of the last window accepted with the
 	// probe going on.
 	Val float64 `json:",omitempty"`
+	// BestM, BestSd and BestN, with ProbeWelch: the mean, σ̂ and length of
+	// the accepted window with the lowest mean (the probe's first, then any
+	// accepted below it), the reference of Welch's window test.
+	BestM  float64 `json:",omitempty"`
+	BestSd float64 `json:",omitempty"`
+	BestN  int     `json:",omitempty"`
 }
 
 // summary returns the mean, the sample standard deviation σ̂ (stats.Std,
@@ -210,10 +217,14 @@ func (p *probeState) settled(w int) bool {
 }
 
 // start begins the probe at rate lr, with the window before the switch as
-// the first accepted one.
-func (p *probeState) start(lr float64) {
+// the first accepted one; with welch ([TailConfig.ProbeWelch]) it is the
+// best one too.
+func (p *probeState) start(lr float64, welch bool) {
 	m, sd, n := summary(p.Win)
 	*p = probeState{On: true, OK: lr, Kept: lr, LR: probeRaise * lr, Prev: m, Sd: sd, PN: n}
+	if welch {
+		p.BestM, p.BestSd, p.BestN = m, sd, n
+	}
 }
 
 // outlier reports whether a step's loss is an outlier against the accepted
@@ -234,10 +245,41 @@ func probeQuantile(pn int, student bool) float64 {
 	return stats.TQuantile(1-probeDelta, pn-1)
 }
 
-// accepts reports whether a window of mean m and length n passes against
-// the accepted one under rule r.
-func (p *probeState) accepts(m float64, n int, r probeRule) bool {
-	return n >= r.W && (p.PN < 2 || m < p.Prev+probeQuantile(p.PN, r.Student)*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN)))
+// accepts reports whether a window of mean m, σ̂ sd and length n passes
+// under rule r: against the last accepted window, or with r.Welch by
+// Welch's test against the best one ([probeState.welch]).
+func (p *probeState) accepts(m, sd float64, n int, r probeRule) bool {
+	if n < r.W {
+		return false
+	}
+	if r.Welch {
+		return p.welch(m, sd, n)
+	}
+	return p.PN < 2 || m < p.Prev+probeQuantile(p.PN, r.Student)*math.Sqrt2*p.Sd/math.Sqrt(float64(p.PN))
+}
+
+// welch is the window test of [TailConfig.ProbeWelch]: a window of mean m,
+// σ̂ sd and length n passes unless Welch's one-sided test at δ = 0.05 says
+// its mean is above the best accepted window's (stats.WelchTest). With
+// fewer than two losses in either window there is nothing to test, and
+// the window passes, as in the test against the last one.
+func (p *probeState) welch(m, sd float64, n int) bool {
+	if p.BestN < 2 || n < 2 {
+		return true
+	}
+	w, err := stats.WelchTest(m, sd, n, p.BestM, p.BestSd, p.BestN, probeDelta)
+	// summary and check keep both windows finite with n ≥ 2 here, so err is
+	// nil; were it not, the window fails rather than passes untested
+	return err == nil && !w.Larger
+}
+
+// ref is the mean a window is compared with under rule r: the last accepted
+// window's, or with r.Welch the best one's.
+func (p *probeState) ref(r probeRule) float64 {
+	if r.Welch {
+		return p.BestM
+	}
+	return p.Prev
 }
 
 // asks reports, without changing p, whether closing a step of loss loss
@@ -251,8 +293,8 @@ func (p *probeState) asks(loss float64, r probeRule, last bool) bool {
 	if len(p.Win) < r.W || last {
 		return false
 	}
-	m, _, n := summary(p.Win)
-	return p.accepts(m, n, r)
+	m, sd, n := summary(p.Win)
+	return p.accepts(m, sd, n, r)
 }
 
 // end closes step k, whose loss was loss, at the rate under test, under
@@ -291,8 +333,8 @@ func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float6
 		return evs, false, 0, false
 	}
 	m, sd, n := summary(p.Win)
-	accept := p.accepts(m, n, r)
-	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: n, Mean: m, Prev: p.Prev, Accept: accept, NewLR: p.LR})
+	accept := p.accepts(m, sd, n, r)
+	evs = append(evs, Event{Step: k, Kind: KindProbe, Count: n, Mean: m, Prev: p.ref(r), Accept: accept, NewLR: p.LR})
 	p.Win = p.Win[:0]
 	if !accept && r.Retry && !p.Retry && n >= r.W && !last {
 		// the first rejection at this rate, on its mean: one more window
@@ -303,6 +345,9 @@ func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float6
 	}
 	if accept {
 		p.OK, p.Prev, p.Sd, p.PN, p.LR, p.Retry = p.LR, m, sd, n, probeRaise*p.LR, false
+		if r.Welch && (p.BestN < 2 || m < p.BestM) {
+			p.BestM, p.BestSd, p.BestN = m, sd, n
+		}
 		if asked && !last {
 			if !checked { // before the verdict, which stays the last event
 				verdict := evs[len(evs)-1]
@@ -322,6 +367,7 @@ func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float6
 func (p *probeState) check() error {
 	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK), checkNonNeg("TailState.Probe.Kept", p.Kept), checkNonNeg("TailState.Probe.Earlier", p.Earlier),
 		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
+		checkNonNeg("TailState.Probe.BestSd", p.BestSd), checkIntMin("TailState.Probe.BestN", p.BestN, 0),
 		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
 		return err
 	}
@@ -330,9 +376,9 @@ func (p *probeState) check() error {
 			return &FieldError{"TailState.Probe.Rates", r, "must be positive and finite"}
 		}
 	}
-	for _, f := range append([]float64{p.Prev, p.Val}, p.Win...) {
+	for _, f := range append([]float64{p.Prev, p.Val, p.BestM}, p.Win...) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return &FieldError{"TailState.Probe.Prev, .Val and .Win", f, "must be finite"}
+			return &FieldError{"TailState.Probe.Prev, .Val, .BestM and .Win", f, "must be finite"}
 		}
 	}
 	return nil

@@ -916,7 +916,7 @@ func TestSalsaProbe(t *testing.T) {
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
 		}
 	}
-	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "nmin", "gamma"} {
+	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "nmin", "gamma"} {
 		if !schedule.KeyApplies(k, "salsa-probe") {
 			t.Errorf("--set %s does not apply to salsa-probe", k)
 		}
@@ -1155,4 +1155,79 @@ func TestProbeT(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.Tail.ProbeT = true
 	wantRefused(t, c, "TailConfig.ProbeT = true: needs Probe (--set probe=1")
+}
+
+// TestProbeWelch: with ProbeWelch the window test is Welch's, against the
+// best accepted window.
+//
+// The first case replays held-out H65's run salsa-probe-lr0.01-s1 with
+// warmup_share=0.2 (runs/warmshare/h65, steps.csv.gz): a 5-step window
+// accepted at 9.65 (steps 17–21, mean 3.68751, σ̂ 0.04121), then one at
+// 19.3 (steps 22–26, mean 3.78828, σ̂ 0.14196). Against the last window
+// with its σ̂ the margin is 1.645·√2·0.04121/√5 = 0.0429, so it is
+// rejected; Welch's T = 1.524 on ν = 4.67 is below t* = 2.047
+// (stats.TestWelchTest), so it is accepted and the rate doubles.
+//
+// The second is a loss that creeps up by 0.008 a window, each window's
+// spread ±0.011: every window passes against the last (margin 0.0114),
+// while against the best one, the first, Welch's test rejects the second
+// (T = 2.3 on ν = 8, t* = 1.86).
+func TestProbeWelch(t *testing.T) {
+	accepted := []float64{3.6924643516540527, 3.6469733715057373, 3.695446014404297, 3.749706506729126, 3.652961492538452}
+	next := []float64{3.575141668319702, 3.8452818393707275, 3.9554667472839355, 3.7384514808654785, 3.8270392417907715}
+	wiggle := func(m float64) []float64 {
+		return []float64{m + 0.011, m - 0.011, m + 0.011, m - 0.011, m}
+	}
+	creep := append(append(append(wiggle(1), wiggle(1.008)...), wiggle(1.016)...), wiggle(1.024)...)
+	for _, c := range []struct {
+		name   string
+		losses []float64 // after the first 5 of the 10 steps before the switch
+		welch  bool
+		accept []bool // the windows' verdicts after the start
+		prev   []float64
+	}{
+		{"H65, last", append(append(window(3.8, 5), accepted...), next...), false, []bool{true, false}, []float64{3.82, 3.6875103473663329}},
+		{"H65, Welch", append(append(window(3.8, 5), accepted...), next...), true, []bool{true, true}, []float64{3.82, 3.6875103473663329}},
+		{"creep, last", creep, false, []bool{true, true, true}, []float64{1, 1.008, 1.016}},
+		{"creep, Welch", creep, true, []bool{true, false}, []float64{1, 1}},
+	} {
+		cfg := small(schedule.PresetPaper)
+		cfg.SetBudget(100, 0) // W = 5
+		cfg.Tail.Probe, cfg.Tail.ProbeWelch = true, c.welch
+		cfg.ForceSwitchAt = 10
+		s := mustNewTail(t, cfg)
+		var probes, decays []schedule.Event
+		for _, f := range append(window(2, 5), c.losses...) {
+			res := stepLoss(t, s, f)
+			probes, decays = byKind(res.Events, probes, decays)
+		}
+		if len(probes) != len(c.accept)+1 || probes[0].Reason != "start" {
+			t.Errorf("%s: probe events %+v, want the start and %d windows", c.name, probes, len(c.accept))
+			continue
+		}
+		for i, e := range probes[1:] {
+			if e.Accept != c.accept[i] || math.Abs(e.Prev-c.prev[i]) > 1e-6 {
+				t.Errorf("%s: window %d: accept %v against %v, want %v against %v", c.name, i+1, e.Accept, e.Prev, c.accept[i], c.prev[i])
+			}
+		}
+		if rejected := !c.accept[len(c.accept)-1]; rejected != (len(decays) == 1) {
+			t.Errorf("%s: decay events %+v", c.name, decays)
+		}
+		if c.welch {
+			b, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r schedule.Tail
+			if err := r.UnmarshalBinary(b); err != nil {
+				t.Errorf("%s: restore: %v", c.name, err)
+			}
+		}
+	}
+	c := small(schedule.PresetPaper)
+	c.Tail.ProbeWelch = true
+	wantRefused(t, c, "TailConfig.ProbeWelch = true: needs Probe (--set probe=1")
+	c.SetBudget(100, 0)
+	c.Tail.Probe, c.Tail.ProbeT = true, true
+	wantRefused(t, c, "TailConfig.ProbeWelch = true: not with ProbeT")
 }

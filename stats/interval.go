@@ -97,7 +97,16 @@ func (iv Interval) Equivalent(margin float64) bool {
 // relative off, 2e-11 at p = 0.975, so half-widths differ from statopt's by
 // that much.
 func TQuantile(p float64, dof int) float64 {
-	if dof < 1 || !(p >= 0 && p <= 1) {
+	if dof < 1 {
+		return math.NaN()
+	}
+	return tQuantile(p, float64(dof))
+}
+
+// tQuantile is [TQuantile] at a real ν ≥ 1 degrees of freedom (Welch's test
+// has a fractional ν); NaN for ν < 1 or p outside [0, 1].
+func tQuantile(p, nu float64) float64 {
+	if !(nu >= 1) || math.IsInf(nu, 0) || !(p >= 0 && p <= 1) {
 		return math.NaN()
 	}
 	switch p {
@@ -106,7 +115,7 @@ func TQuantile(p float64, dof int) float64 {
 	case 1:
 		return math.Inf(1)
 	}
-	d := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(dof)}
+	d := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}
 	f := func(t float64) float64 { // F(t) − p, via the small tail for p > 1/2
 		if p > 0.5 {
 			return (1 - p) - d.Survival(t)
