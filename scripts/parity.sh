@@ -33,6 +33,8 @@
 # heldout16: the sixteenth, docs/parity/heldout16.md, run without a change, the same; heldout16-peers: Schedule-Free AdamW;
 # heldout17: the seventeenth, docs/parity/heldout17.md, salsa-probe as built and the default salsa; heldout17-warm: with warmup_share=0.2
 # (docs/parity/budget-warmup.md, not kept); heldout17-peers: Schedule-Free AdamW;
+# heldout18: the eighteenth, docs/parity/heldout18.md, the same; heldout18-welch: with warmup_share=0.2 and probe_welch=1
+# (docs/parity/welch.md); heldout18-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -292,7 +294,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -302,8 +304,13 @@ for part in "${parts[@]}"; do
 		# heldout11.md, run without a change, salsa-probe as built;
 		# heldout12.md, written before any run of probe_level_copy: heldout12-level runs salsa-probe with it;
 		# heldout13.md to heldout16.md, run without a change, salsa-probe as built;
-		# heldout17.md, salsa-probe as built; heldout17-warm: salsa-probe with warmup_share=0.2, whose screen failed
-		set=${part%-peers} set=${set%-retry} set=${set%-val} set=${set%-level} set=${set%-warm} hs=(17 18 19 20)
+		# heldout17.md, salsa-probe as built; heldout17-warm: salsa-probe with warmup_share=0.2, whose screen failed;
+		# heldout18.md, salsa-probe as built; heldout18-welch: with warmup_share=0.2 and probe_welch=1 (docs/parity/welch.md)
+		# a variant part runs salsa-probe with the keys of its entry (space-separated), beside the set's tuned runs, into $set-SUFFIX-hN
+		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2
+			[heldout18-welch]="warmup_share=0.2 probe_welch=1")
+		set=${part%-peers} hs=(17 18 19 20)
+		[ -n "${variants[$part]:-}" ] && set=${part%-*}
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
 		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
 		[ "$set" = heldout8 ] && hs=(30 31 32 33 34)
@@ -316,17 +323,18 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout15 ] && hs=(65 66 67 68 69)
 		[ "$set" = heldout16 ] && hs=(70 71 72 73 74)
 		[ "$set" = heldout17 ] && hs=(75 76 77 78 79)
+		[ "$set" = heldout18 ] && hs=(80 81 82 83 84)
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
-		# a variant part runs salsa-probe with one key set, beside the set's tuned runs, into $set-SUFFIX-hN
-		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2)
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ $set =~ ^heldout(9|1[0-7])$ ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-8])$ ]] && methods=salsa-probe,salsa,shb-hand
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ -n "${variants[$part]:-}" ]; then
-				parity $set-${part##*-}-h$h parity/$set-h$h --methods salsa-probe,shb-hand --set "${variants[$part]}" "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
+				sets=()
+				for kv in ${variants[$part]}; do sets+=(--set "$kv"); done
+				parity $set-${part##*-}-h$h parity/$set-h$h --methods salsa-probe,shb-hand "${sets[@]}" "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			else
 				PEERS=1 parity $set-h$h-peers parity/$set-h$h --methods schedule-free-adamw,shb-hand "${args[@]}" --grid shb-hand --lr0s "$(tuned_lrs $set-h$h)"
 			fi
@@ -445,6 +453,7 @@ for part in "${parts[@]}"; do
 		h6[5-9]) set=heldout15 ;;
 		h7[0-4]) set=heldout16 ;;
 		h7[5-9]) set=heldout17 ;;
+		h8[0-4]) set=heldout18 ;;
 		esac
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
 		# on the 1-3-10 sequence (around); before them, written out
