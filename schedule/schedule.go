@@ -267,8 +267,8 @@ type Event struct {
 	// KindProbe: Count steps of mean loss Mean (the step's loss for an
 	// outlier) at the rate NewLR under test, against the accepted window's
 	// mean Prev (with [TailConfig.ProbeWelch], the best accepted window's,
-	// the reference of its test); Reason "start", "outlier" (two in a row ended the probe),
-	// [ReasonEndsOnOutlier] (accepted, its last step an outlier),
+	// the reference of its test); Reason "start", "outlier" (two in a row
+	// ended the probe), [ReasonEndsOnOutlier] (accepted, its last step an outlier),
 	// [ReasonCandidateOutlier] (Count 1: the loss at the copy of the last
 	// accepted window, an outlier, at the rate NewLR that reached it),
 	// [ReasonRetry] (rejected on its mean, the rate tried for one more

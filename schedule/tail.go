@@ -84,8 +84,8 @@ type TailConfig struct {
 	// noisier window's variance to be the quieter one's: on the lstms whose
 	// decay began too low, Welch's test would have passed 9–18 of the 15–26
 	// windows each of H56, H65, H70 and H76 rejected on their mean over ten
-	// seeds (on the mlps and logregs 0–2 of 14–30), and on held-out H65 the rejected window at
-	// 19.3 had σ̂ 0.145 against the accepted one's 0.042
+	// seeds (on the mlps and logregs 0–2 of 14–30), and on held-out H65 the
+	// rejected window at 19.3 had σ̂ 0.142 against the accepted one's 0.041
 	// (docs/parity/welch.md). The best window as the reference keeps a loss
 	// that creeps up from passing window by window, each against the last
 	// (probe_t's failure, docs/parity/student.md). The outlier rule stays
