@@ -33,8 +33,8 @@
 # heldout16: the sixteenth, docs/parity/heldout16.md, run without a change, the same; heldout16-peers: Schedule-Free AdamW;
 # heldout17: the seventeenth, docs/parity/heldout17.md, salsa-probe as built and the default salsa; heldout17-warm: with warmup_share=0.2
 # (docs/parity/budget-warmup.md, not kept); heldout17-peers: Schedule-Free AdamW;
-# heldout18: the eighteenth, docs/parity/heldout18.md, the same; heldout18-welch: with warmup_share=0.2 and probe_welch=1
-# (docs/parity/welch.md); heldout18-peers: Schedule-Free AdamW;
+# heldout18: the eighteenth, docs/parity/heldout18.md, the same; heldout18-welch: with probe_welch=1 (docs/parity/welch.md,
+# the third screen); heldout18-peers: Schedule-Free AdamW;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -49,7 +49,8 @@
 # after H30–H34 seeds-h30 to seeds-h34, and after H35–H39 seeds-h35 to seeds-h39 (seeds-h4-peers: Schedule-Free AdamW alone on H4, beside confirm-h4):
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
 # NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
-# JOBS=N passes --jobs N to every compare.
+# JOBS=N passes --jobs N to every compare; METHODS=a,b replaces the methods of a heldoutK part (not its variants or peers),
+# so that a set's default salsa can be left to a later call, which trains only the runs not yet finished.
 # scoreboard prints the ten-seed table of every task that has ten-seed runs (SCOREBOARD=1 scripts/parity-summary.sh; NOBUILD=1 needs no build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -305,10 +306,10 @@ for part in "${parts[@]}"; do
 		# heldout12.md, written before any run of probe_level_copy: heldout12-level runs salsa-probe with it;
 		# heldout13.md to heldout16.md, run without a change, salsa-probe as built;
 		# heldout17.md, salsa-probe as built; heldout17-warm: salsa-probe with warmup_share=0.2, whose screen failed;
-		# heldout18.md, salsa-probe as built; heldout18-welch: with warmup_share=0.2 and probe_welch=1 (docs/parity/welch.md)
+		# heldout18.md, salsa-probe as built; heldout18-welch: with probe_welch=1 (docs/parity/welch.md, the third screen)
 		# a variant part runs salsa-probe with the keys of its entry (space-separated), beside the set's tuned runs, into $set-SUFFIX-hN
 		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2
-			[heldout18-welch]="warmup_share=0.2 probe_welch=1")
+			[heldout18-welch]=probe_welch=1)
 		set=${part%-peers} hs=(17 18 19 20)
 		[ -n "${variants[$part]:-}" ] && set=${part%-*}
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
@@ -330,6 +331,7 @@ for part in "${parts[@]}"; do
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
 				[[ $set =~ ^heldout(9|1[0-8])$ ]] && methods=salsa-probe,salsa,shb-hand
+				methods=${METHODS:-$methods}
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ -n "${variants[$part]:-}" ]; then
 				sets=()
