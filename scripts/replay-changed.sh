@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Which finished runs a --set key would change, without training them:
+#
+#   scripts/replay-changed.sh --set probe_welch=1 [--set k=v]... RUN_OR_COMPARE_DIR...
+#
+# For each run directory (a compare directory stands for the salsa-probe runs
+# under its runs/), `salsa replay --run DIR` runs the scheduler over the run's
+# own logged trace with the run's settings and the keys given, and its events
+# are compared with the run's events.csv. A key changes only the scheduler's
+# decisions, so while the replay decides as the run did, the run with the key
+# is the same run, step for step; at the first decision that differs, the two
+# part, and the replay after it means nothing. The 4th column of an event (a
+# probe's prev, which probe_welch redefines as the best window's mean) is left
+# out of the comparison. Prints "DIR same" or "DIR changed STEP" (the step of
+# the first decision that differs), then a count; exits 1 on a run it cannot
+# replay. Checked against training (docs/parity/welch.md): on H60's 30
+# ten-seed runs it said 20 same and 10 changed, and with probe_welch=1 the 20
+# ended exactly as before and the 10 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sets=()
+while [ $# -gt 0 ] && [ "$1" = --set ]; do
+	sets+=(--set "$2")
+	shift 2
+done
+if [ ${#sets[@]} -eq 0 ] || [ $# -eq 0 ]; then
+	echo "usage: scripts/replay-changed.sh --set key=value [--set key=value]... RUN_OR_COMPARE_DIR..." >&2
+	exit 2
+fi
+[ -x bin/salsa ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+decisions() { awk -F, 'BEGIN { OFS = "," } { $4 = ""; print }'; }
+same=0 changed=0
+for d in "$@"; do
+	if [ -f "$d/events.csv" ]; then
+		runs=("$d")
+	else
+		runs=("$d"/runs/salsa-probe-*)
+	fi
+	for r in "${runs[@]}"; do
+		[ -f "$r/events.csv" ] || continue
+		if ! replayed=$(./bin/salsa replay --run "$r" "${sets[@]}" 2>&1); then
+			echo "$r: salsa replay failed: $replayed" >&2
+			exit 1
+		fi
+		first=$(diff <(decisions <"$r/events.csv") <(decisions <<<"$replayed") | grep -m1 '^[<>]' | cut -c3- | cut -d, -f1 || true)
+		if [ -z "$first" ]; then
+			echo "$r same"
+			same=$((same + 1))
+		else
+			echo "$r changed $first"
+			changed=$((changed + 1))
+		fi
+	done
+done
+echo "$same same, $changed changed"
