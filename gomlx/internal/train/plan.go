@@ -253,6 +253,8 @@ var setKeys = map[string]string{
 	"adam_eps":      "Adam ε (1e-8)",
 	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4); schedule-free-*, cosine, wsd: (default 5% of epochs)",
 	"val_fraction":  "-val methods, plateau, salsa-probe, probe_val=1 and average=1 on images: fraction of the training set held out for validation (default 0.1)",
+	"probe_welch_wd": "salsa-probe, and salsa-budget with probe=1: 1 turns probe_welch on where the run's wd is > 0 and leaves it off where wd = 0 " +
+		"(docs/parity/welch.md: Welch's window test helped the tasks with weight decay and hurt lstms without it); 0 or 1 (default 0)",
 }
 
 // SetKeys lists every --set key with its help.
@@ -321,6 +323,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		}
 	}
 	var sched [][2]string
+	welchWD := false // probe_welch_wd=1: probe_welch where wd > 0, set once wd is known
 	for _, kv := range o.Sets {
 		k, v := kv[0], kv[1]
 		if err := SetApplies(k, o.Method, o.Sets); err != nil {
@@ -380,6 +383,14 @@ func NewPlan(o Options, n int) (*Plan, error) {
 			p.Direction.AdamEps = f
 		case "warmup_epochs":
 			p.WarmupEpochs = f
+		case "probe_welch_wd":
+			if f != 0 && f != 1 {
+				return nil, fmt.Errorf("--set probe_welch_wd=%s: must be 0 or 1", v)
+			}
+			if slices.ContainsFunc(o.Sets, func(kv [2]string) bool { return kv[0] == "probe_welch" }) {
+				return nil, fmt.Errorf("--set probe_welch_wd and probe_welch both set Welch's window test: give one")
+			}
+			welchWD = f == 1
 		case "val_fraction":
 			if p.ValFraction == 0 {
 				return nil, fmt.Errorf("--set val_fraction applies to the -val methods, salsa-probe, probe_val=1 and average=1 on images only (language models validate on the text's validation split)")
@@ -446,6 +457,15 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		}
 	}
 	cfg = cfg.ForMethod(schedName) // what schedule.New runs, so that run.json says so
+	if welchWD {
+		if !cfg.Tail.Probe {
+			return nil, fmt.Errorf("--set probe_welch_wd=1: needs the rate probe (--set probe=1 with --method salsa-budget; salsa-probe has it)")
+		}
+		if cfg.Tail.ProbeT {
+			return nil, fmt.Errorf("--set probe_welch_wd=1: not with probe_t=1: Welch's test has its own degrees of freedom")
+		}
+		cfg.Tail.ProbeWelch = p.Direction.WeightDecay > 0 // run.json's schedule records the outcome, which replay reads
+	}
 	p.Schedule, p.Scheduler = cfg, schedName
 	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
 		return nil, userError(err, o)
@@ -499,6 +519,8 @@ func KeyApplies(k, method string) error {
 		return fmt.Errorf("--set drop_steps: use --drops (epochs after which shb-hand cuts)")
 	case "momentum", "nu", "adam_beta1", "adam_beta2", "adam_eps", "warmup_epochs":
 		applies = keyMethods(k)
+	case "probe_welch_wd":
+		applies = []string{"salsa-budget", "salsa-probe"}
 	default:
 		if _, ok := setKeys[k]; ok {
 			return nil // the model and data keys check themselves

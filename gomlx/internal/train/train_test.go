@@ -447,6 +447,38 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("salsa-probe --set %v: %d examples held out, ProbeVal %v; want %d", c.sets, p.NVal, p.Schedule.Tail.ProbeVal, c.nval)
 		}
 	}
+	// probe_welch_wd=1 turns Welch's window test on where wd > 0 only, and
+	// run.json's schedule (which replay reads) records the outcome.
+	for _, c := range []struct {
+		method string
+		sets   [][2]string
+		welch  bool
+		err    string
+	}{
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"wd", "1e-4"}}, true, ""},
+		{"salsa-probe", [][2]string{{"wd", "5e-5"}, {"probe_welch_wd", "1"}}, true, ""},
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"wd", "0"}}, false, ""},
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}}, true, ""}, // logreg's default wd, 1e-4
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "0"}, {"wd", "1e-4"}}, false, ""},
+		{"salsa-budget", [][2]string{{"probe", "1"}, {"probe_welch_wd", "1"}}, true, ""},
+		{"salsa-budget", [][2]string{{"probe_welch_wd", "1"}, {"wd", "0"}}, false, "needs the rate probe"},
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "2"}}, false, "--set probe_welch_wd=2: must be 0 or 1"},
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"probe_welch", "1"}}, false, "both set Welch's window test"},
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"probe_t", "1"}}, false, "not with probe_t=1"},
+		{"salsa", [][2]string{{"probe_welch_wd", "1"}}, false, "--set probe_welch_wd does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
+	} {
+		o := base
+		o.Method, o.Sets = c.method, c.sets
+		p, err := NewPlan(o, 640)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s --set %v: err = %v, want %q", c.method, c.sets, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s --set %v: %v", c.method, c.sets, err)
+		case c.err == "" && p.Schedule.Tail.ProbeWelch != c.welch:
+			t.Errorf("%s --set %v: ProbeWelch %v, want %v", c.method, c.sets, p.Schedule.Tail.ProbeWelch, c.welch)
+		}
+	}
 	// A cut past the budget is allowed, with a warning (as MultiStepLR).
 	late := base
 	late.Method, late.Drops = "shb-hand", []int{2, 5}
