@@ -111,10 +111,16 @@ h81=(--dataset tinyshakespeare --model lstm --batch 56 --set wd=0 --epochs 14 --
 h82=(--dataset mnist --model cnn --batch 32 --set wd=0 --epochs 5 --limit 2200 --test-limit 2000)
 h83=(--dataset fashion-mnist --model mlp --batch 200 --set wd=3e-4 --epochs 15 --limit 12000)
 h84=(--dataset mnist --model logreg --batch 16 --set wd=5e-5 --epochs 2 --jobs 1)
+# H85–H89 (heldout19.md), written after H80–H84 were run and before any change was designed on them, for a later change
+h85=(--dataset tinyshakespeare --model lstm --batch 16 --set wd=1e-4 --epochs 6 --limit 26000 --test-limit 10000)
+h86=(--dataset tinyshakespeare --model lstm --batch 30 --set wd=1e-5 --epochs 18 --limit 16000 --test-limit 10000)
+h87=(--dataset fashion-mnist --model cnn --batch 24 --set wd=5e-5 --epochs 6 --limit 2000 --test-limit 2000)
+h88=(--dataset mnist --model mlp --batch 24 --set wd=5e-4 --epochs 3 --limit 6000)
+h89=(--dataset fashion-mnist --model logreg --batch 12 --set wd=1e-4 --epochs 2 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h84).
+# array named after it (h1…h89).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
