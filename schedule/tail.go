@@ -90,10 +90,12 @@ type TailConfig struct {
 	// that creeps up from passing window by window, each against the last
 	// (probe_t's failure, docs/parity/student.md). The outlier rule stays
 	// against the last accepted window. Not with ProbeT, whose quantile it
-	// replaces. Screened over ten seeds with WarmupShare 0.2
-	// (docs/parity/welch.md), it brought 6 of 17 missed cells within the
-	// bar, but one run of the overfitting H61 climbed a doubling higher and
-	// ended worse, past what the screen's rule allowed; off in salsa-probe.
+	// replaces. Screened over ten seeds with WarmupShare 0.2, then alone
+	// (docs/parity/welch.md), it failed on the lstms without weight decay:
+	// there a doubled rate it accepts ends worse (H61, H66, H71). salsa
+	// train's --set probe_welch_wd=1 turns it on only where the run's
+	// weight decay is > 0, which passed its rule on the seen tasks and on
+	// held-out H80–H84; off in salsa-probe.
 	ProbeWelch bool
 	// ProbeVal, with Probe: two outliers in a row end the probe only when
 	// the validation loss at that step is above the one at the last
