@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(mlp cnn resnet20 lstm)
 mkdir -p bin
-(cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 # salsa bench per model (its plain, SASA+ and SSLS steps interleaved round by
 # round), then PyTorch on all the models at once (its rounds interleaved across
 # models and thread counts; the first rounds of a fresh process run slow).

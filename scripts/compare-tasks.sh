@@ -13,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tasks=("$@"); [ ${#tasks[@]} -gt 0 ] || tasks=(mlp cnn lstm resnet20)
-[ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 peers=salsa,salsa-val,adam-warmup,schedule-free-sgd,schedule-free-adamw,prodigy,dadapt-sgd,dog
 for task in "${tasks[@]}"; do
 	case $task in

@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 out=${1:-runs/deep}; shift || true
 tasks=("$@"); [ ${#tasks[@]} -gt 0 ] || tasks=(cnn lstm resnet20)
 mkdir -p bin "$out"
-[ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 
 # run NAME METHOD LR0 SEED: one run into $out/$task-NAME-sSEED, skipped when done.
 run() {

@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/mnist-results}
-export GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd
-(cd gomlx && go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 mkdir -p "$out"
 runs=()
 for seed in 1 2 3; do

@@ -55,7 +55,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
-[ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 starts=0.001,0.01,0.1
 peers=adam-warmup,schedule-free-sgd,schedule-free-adamw,prodigy,dadapt-sgd,dog
 

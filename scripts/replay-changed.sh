@@ -27,7 +27,8 @@ if [ ${#sets[@]} -eq 0 ] || [ $# -eq 0 ]; then
 	echo "usage: scripts/replay-changed.sh --set key=value [--set key=value]... RUN_OR_COMPARE_DIR..." >&2
 	exit 2
 fi
-[ -x bin/salsa ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+[ -x bin/salsa ] || build_salsa
 decisions() { awk -F, 'BEGIN { OFS = "," } { $4 = ""; print }'; }
 same=0 changed=0
 for d in "$@"; do

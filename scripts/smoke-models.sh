@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/smoke}
 mkdir -p bin "$out"
-(cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 run() { # name, then salsa train flags
 	local name=$1; shift
 	rm -rf "$out/$name"

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 pairs=${1:-3}; shift || true
 extra=("$@")
 method=${METHOD:-salsa-budget}
-[ -n "${NOBUILD:-}" ] || (cd gomlx && GOTOOLCHAIN=go1.27.0 GOEXPERIMENT=simd go build -o ../bin/salsa ./cmd/salsa)
+source scripts/build.sh
+build_salsa
 source scripts/tasks.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # secs ARGS...: "WALL CPU", the run's seconds= (training and evaluation) and
