@@ -111,6 +111,12 @@ const ReasonRetry = "retry"
 // ([Result.RollbackEarlier]).
 const ReasonRollbackToLevel = "rollback to level"
 
+// ReasonWarmupRise is, with [TailConfig.WarmupGuard], the Reason of the
+// [KindDecay] event of a warm-up ended by a window whose mean loss is
+// above the warm-up's best window's: the parameters go back to that
+// window's end, and the decay begins from its rate.
+const ReasonWarmupRise = "warm-up rise"
+
 // probeWindow is the probe's window W.
 func (c TailConfig) probeWindow() int {
 	return max(2, int(math.Round(probeShare*float64(c.Steps))))
@@ -166,6 +172,14 @@ type probeState struct {
 	BestM  float64 `json:",omitempty"`
 	BestSd float64 `json:",omitempty"`
 	BestN  int     `json:",omitempty"`
+	// GuardM, GuardSd and GuardN, with WarmupGuard and before the probe:
+	// the mean, σ̂ and length of the warm-up's best window, the one with
+	// the lowest mean, whose parameters were kept; GuardLR, SSLS's rate at
+	// its end, the decay's if a later window's mean is above it.
+	GuardM  float64 `json:",omitempty"`
+	GuardSd float64 `json:",omitempty"`
+	GuardN  int     `json:",omitempty"`
+	GuardLR float64 `json:",omitempty"`
 }
 
 // summary returns the mean, the sample standard deviation σ̂ (stats.Std,
@@ -225,6 +239,19 @@ func (p *probeState) start(lr float64, welch bool) {
 	if welch {
 		p.BestM, p.BestSd, p.BestN = m, sd, n
 	}
+}
+
+// guardRises reports whether a warm-up window of mean m, σ̂ sd and length n
+// is above the warm-up's best window by Welch's one-sided test at δ = 0.05
+// ([TailConfig.WarmupGuard]). Without two losses in each there is nothing
+// to test, and it is not.
+func (p *probeState) guardRises(m, sd float64, n int) bool {
+	if p.GuardN < 2 || n < 2 {
+		return false
+	}
+	w, err := stats.WelchTest(m, sd, n, p.GuardM, p.GuardSd, p.GuardN, probeDelta)
+	// summary and check keep both windows finite here, so err is nil
+	return err == nil && w.Larger
 }
 
 // outlier reports whether a step's loss is an outlier against the accepted
@@ -368,6 +395,7 @@ func (p *probeState) check() error {
 	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK), checkNonNeg("TailState.Probe.Kept", p.Kept), checkNonNeg("TailState.Probe.Earlier", p.Earlier),
 		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
 		checkNonNeg("TailState.Probe.BestSd", p.BestSd), checkIntMin("TailState.Probe.BestN", p.BestN, 0),
+		checkNonNeg("TailState.Probe.GuardSd", p.GuardSd), checkIntMin("TailState.Probe.GuardN", p.GuardN, 0), checkNonNeg("TailState.Probe.GuardLR", p.GuardLR),
 		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
 		return err
 	}
@@ -376,9 +404,9 @@ func (p *probeState) check() error {
 			return &FieldError{"TailState.Probe.Rates", r, "must be positive and finite"}
 		}
 	}
-	for _, f := range append([]float64{p.Prev, p.Val, p.BestM}, p.Win...) {
+	for _, f := range append([]float64{p.Prev, p.Val, p.BestM, p.GuardM}, p.Win...) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return &FieldError{"TailState.Probe.Prev, .Val, .BestM and .Win", f, "must be finite"}
+			return &FieldError{"TailState.Probe.Prev, .Val, .BestM, .GuardM and .Win", f, "must be finite"}
 		}
 	}
 	return nil

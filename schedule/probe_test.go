@@ -755,6 +755,7 @@ func TestProbeVariantsSuite(t *testing.T) {
 	for name, set := range map[string]func(*schedule.TailConfig){
 		"retry": func(c *schedule.TailConfig) { c.ProbeRetry = true },
 		"cuts":  func(c *schedule.TailConfig) { c.Cuts = true },
+		"guard": func(c *schedule.TailConfig) { c.WarmupGuard = true },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := small(schedule.PresetPaper)
@@ -1230,4 +1231,95 @@ func TestProbeWelch(t *testing.T) {
 	c.SetBudget(100, 0)
 	c.Tail.Probe, c.Tail.ProbeT = true, true
 	wantRefused(t, c, "TailConfig.ProbeWelch = true: not with ProbeT")
+}
+
+// TestWarmupGuard: a trace table of TailConfig.WarmupGuard. T = 200 (W =
+// 10), SALSA never switches (N_min above the budget, as on held-out H84),
+// and every line-search trial passes, so SSLS's rate rises every step.
+// Windows of mean 1 and 0.9 are each the best so far, and their ends are
+// kept; one of 1.2 ends the warm-up: back to step 20's parameters, the
+// decay from SSLS's rate there. A window of 1.02 is not significantly above
+// 1 (Welch's t = 0.42), and the warm-up goes on to the budget's decay.
+func TestWarmupGuard(t *testing.T) {
+	c := small(schedule.PresetPaper)
+	c.SetBudget(200, 0)
+	c.Slope.NMin = 1000
+	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback, c.Tail.WarmupGuard = true, false, true, true
+	type flags struct{ save, confirm, rollback, release, reset bool }
+	kept := flags{save: true, confirm: true}
+	for _, tc := range []struct {
+		name   string
+		fs     []float64
+		flags  map[int]flags
+		decay  int    // the decay's first step
+		reason string // its event's
+		from   int    // the step whose rate it decays from
+	}{
+		{"rise", append(append(window(1, 10), window(0.9, 10)...), window(1.2, 10)...),
+			map[int]flags{10: kept, 20: kept, 30: {rollback: true, release: true, reset: true}}, 30, schedule.ReasonWarmupRise, 20},
+		{"noise", append(append(window(1, 10), window(1.02, 10)...), window(0.95, 150)...),
+			map[int]flags{10: kept, 30: kept}, 160, "budget", 160},
+	} {
+		s := mustNewTail(t, c)
+		got, rates := map[int]flags{}, map[int]float64{}
+		var decays []schedule.Event
+		for i, f := range tc.fs {
+			res := stepLoss(t, s, f)
+			if res.Step != i+1 {
+				t.Fatalf("%s: step %d, want %d", tc.name, res.Step, i+1)
+			}
+			rates[res.Step] = res.NextLR
+			_, decays = byKind(res.Events, nil, decays)
+			if fl := (flags{res.Save, res.Confirm, res.Rollback, res.Release, res.ResetMomentum}); fl != (flags{}) {
+				got[res.Step] = fl
+			}
+			if len(decays) > 0 {
+				break
+			}
+		}
+		if !reflect.DeepEqual(got, tc.flags) {
+			t.Errorf("%s: Save/Confirm/Rollback/Release/ResetMomentum at %+v, want %+v", tc.name, got, tc.flags)
+		}
+		if len(decays) != 1 || decays[0].Step != tc.decay || decays[0].Reason != tc.reason {
+			t.Fatalf("%s: decay events %+v, want one at step %d, reason %q", tc.name, decays, tc.decay, tc.reason)
+		}
+		if tc.reason == schedule.ReasonWarmupRise && (decays[0].NewLR != rates[tc.from] || rates[tc.from] >= rates[tc.decay-1]) {
+			t.Errorf("%s: the decay from %v, want step %d's rate %v (below step %d's, %v)", tc.name, decays[0].NewLR, tc.from, rates[tc.from], tc.decay-1, rates[tc.decay-1])
+		}
+		if on, from := s.Decaying(); !on || from != decays[0].NewLR {
+			t.Errorf("%s: Decaying() = %v, %v", tc.name, on, from)
+		}
+	}
+
+	// a snapshot in the middle of a window resumes to the same decisions
+	fs := append(append(window(1, 10), window(0.9, 10)...), window(1.2, 10)...)
+	run := func(cut int) []schedule.Event {
+		var s schedule.Scheduler = mustNewTail(t, c)
+		var evs []schedule.Event
+		for i, f := range fs {
+			if i == cut {
+				b, err := s.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var r schedule.Tail
+				if err := r.UnmarshalBinary(b); err != nil {
+					t.Fatalf("restore at step %d: %v", i, err)
+				}
+				s = &r
+			}
+			evs = append(evs, stepLoss(t, s, f).Events...)
+		}
+		return evs
+	}
+	if a, b := run(-1), run(25); !reflect.DeepEqual(a, b) {
+		t.Errorf("resumed at step 25: events %+v, want %+v", b, a)
+	}
+
+	d := small(schedule.PresetPaper)
+	d.Tail.WarmupGuard = true
+	wantRefused(t, d, "TailConfig.WarmupGuard = true: needs Probe and ProbeRollback")
+	d.SetBudget(100, 0)
+	d.Tail.Probe = true
+	wantRefused(t, d, "TailConfig.WarmupGuard = true: needs Probe and ProbeRollback")
 }

@@ -283,7 +283,7 @@ type Event struct {
 
 	// KindDrop and KindDecay.
 	NewLR  float64 // the learning rate after the drop; KindDecay: the rate α_s the decay starts from
-	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget", "probe" or "rollback"
+	Reason string  // KindDrop and KindSwitch: "stationarity", "slope", "validation", "schedule", "forced"; KindDecay: "budget", "probe", "rollback", [ReasonRollbackToLevel] or [ReasonWarmupRise]
 
 	// KindValidation.
 	ValLoss  float64 // the validation loss reported

@@ -97,6 +97,21 @@ type TailConfig struct {
 	// weight decay is > 0, which passed its rule on the seen tasks and on
 	// held-out H80–H84; off in salsa-probe.
 	ProbeWelch bool
+	// WarmupGuard, with Probe and ProbeRollback: the warm-up's line-search
+	// losses are cut into windows of W steps (the probe's window) from
+	// step 1; the first window, and each later one whose mean is the lowest
+	// so far, is the warm-up's best, and the parameters at its end are kept
+	// ([Result.Save], [Result.Confirm]) with SSLS's rate there. A window
+	// whose mean Welch's one-sided test at δ = 0.05 (stats.WelchTest) finds
+	// above the best one's ends the warm-up: the parameters go back to the
+	// best window's ([Result.Rollback]), the momentum is zeroed, and the
+	// decay begins from the rate kept with them (Reason
+	// [ReasonWarmupRise]). On 16-example batches of a logistic regression
+	// (held-out H84, docs/parity/guard.md) SSLS's Armijo test passed at
+	// rates 10⁴ times the tuned one while the loss rose from 0.4 to
+	// hundreds, and SALSA's SLOPE test, which waits for N_min losses, never
+	// ran. Built for a screen; off in salsa-probe.
+	WarmupGuard bool
 	// ProbeVal, with Probe: two outliers in a row end the probe only when
 	// the validation loss at that step is above the one at the last
 	// accepted point, the probe's start or the end of the last window
@@ -246,6 +261,9 @@ func (c TailConfig) Validate() error {
 		case c.ProbeT:
 			return &FieldError{"TailConfig.ProbeWelch", c.ProbeWelch, "not with ProbeT (--set probe_t=1): Welch's test has its own degrees of freedom"}
 		}
+	}
+	if c.WarmupGuard && !(c.Probe && c.ProbeRollback) {
+		return &FieldError{"TailConfig.WarmupGuard", c.WarmupGuard, "needs Probe and ProbeRollback (--set probe=1 --set probe_rollback=1; salsa-probe has them): it keeps the parameters of the warm-up's best window to go back to"}
 	}
 	if c.ProbeVal && !c.Probe {
 		return &FieldError{"TailConfig.ProbeVal", c.ProbeVal, "needs Probe (--set probe=1)"}
@@ -408,6 +426,37 @@ func (t *Tail) maybeBegin() bool {
 	return true
 }
 
+// guard runs [TailConfig.WarmupGuard]'s test at the end of a warm-up
+// window, step res.Step a multiple of W before T − D: a window above the
+// best one ends the warm-up and begins the decay, which it reports, with
+// the rollback in res; a new best window asks for its parameters to be
+// kept.
+func (t *Tail) guard(res *Result) bool {
+	k, w := res.Step, t.cfg.probeWindow()
+	if k%w != 0 || k >= t.tailStart() {
+		return false
+	}
+	p := &t.probe
+	m, sd, n := summary(p.Win)
+	if p.guardRises(m, sd, n) {
+		t.st = stepper{k: k}
+		t.start, t.begin = p.GuardLR, min(k, t.cfg.Steps-1)
+		*p = probeState{} // the warm-up's windows are done with
+		ev := Event{Step: k, Kind: KindDecay, NewLR: t.start, Reason: ReasonWarmupRise}
+		res.Events = append(res.Events, ev)
+		res.NextLR = t.LR()
+		res.Average = t.cfg.Average
+		res.Rollback, res.ResetMomentum, res.Release = true, true, true
+		t.opt.emit(t.Name(), []Event{ev})
+		return true
+	}
+	if n >= 2 && (p.GuardN == 0 || m < p.GuardM) {
+		p.GuardM, p.GuardSd, p.GuardN, p.GuardLR = m, sd, n, t.inner.LR()
+		res.Save, res.Confirm = true, true
+	}
+	return false
+}
+
 // deciding reports whether the inner scheduler takes the next step's
 // decisions: neither the probe nor the decay has begun.
 func (t *Tail) deciding() bool { return t.start == 0 && !t.probe.On }
@@ -563,6 +612,9 @@ func (t *Tail) End(obs Observation) (Result, error) {
 		}
 		if t.cfg.Probe {
 			t.probe.add(t.pend, t.cfg.probeWindow())
+		}
+		if t.cfg.WarmupGuard && t.guard(&res) {
+			return res, nil
 		}
 		if t.maybeBegin() {
 			ev := Event{Step: res.Step, Kind: KindDecay, NewLR: t.start, Reason: "budget"}
@@ -769,6 +821,9 @@ func (t *Tail) UnmarshalBinary(data []byte) error {
 		}
 		if st.Probe.BestN > 0 && !cfg.ProbeWelch {
 			return errors.New("schedule: snapshot of tail: a best window without TailConfig.ProbeWelch")
+		}
+		if st.Probe.GuardN > 0 && !cfg.WarmupGuard {
+			return errors.New("schedule: snapshot of tail: a warm-up's best window without TailConfig.WarmupGuard")
 		}
 		n.probe = *st.Probe
 	}

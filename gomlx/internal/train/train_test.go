@@ -336,6 +336,11 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Method, o.Drops = "shb-hand", []int{0} }, "--drops [0]: epoch 0: a cut comes after an epoch ≥ 1"},
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
+		// warmup_guard keeps a copy of the parameters: it needs the probe's rollback
+		{func(o *Options) { o.Sets = [][2]string{{"warmup_guard", "1"}} }, "--set warmup_guard does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
+		{func(o *Options) {
+			o.Method, o.Sets = "salsa-budget", [][2]string{{"probe", "1"}, {"warmup_guard", "1"}}
+		}, "--set warmup_guard=1: needs Probe and ProbeRollback (--set probe=1 --set probe_rollback=1"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "0.5abc"}} }, "--set momentum=0.5abc: not a finite number"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"adam_eps", "-1"}} }, "--method adam-warmup: --set adam_eps = -1: must be in (0, +Inf)"},
 		{func(o *Options) { o.Method = "adam-warmup"; o.Sets = [][2]string{{"adam_beta1", "2"}} }, "--method adam-warmup: --set adam_beta1 = 2: must be in [0, 1)"},
