@@ -12,10 +12,14 @@
 # part, and the replay after it means nothing. The 4th column of an event (a
 # probe's prev, which probe_welch redefines as the best window's mean) is left
 # out of the comparison. Prints "DIR same" or "DIR changed STEP" (the step of
-# the first decision that differs), then a count; exits 1 on a run it cannot
-# replay. Checked against training (docs/parity/welch.md): of 300 ten-seed
-# runs trained again with probe_welch=1, the 222 it called same ended exactly
-# as before and the 78 it called changed otherwise.
+# the first decision that differs), or "DIR unreplayed: REASON" for a run
+# salsa replay cannot replay with the keys (a run whose decay began before
+# the keys' would: its trace has no line-search rates after it), then a
+# count; exits 1 if any run was unreplayed. Checked against training
+# (docs/parity/welch.md): of 300 ten-seed runs trained again with
+# probe_welch=1, the 222 it called same ended exactly as before and the 78
+# it called changed otherwise. It also runs backwards: over runs trained
+# with a key, --set KEY=0 names the runs that would go otherwise without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sets=()
@@ -30,7 +34,7 @@ fi
 source scripts/build.sh
 [ -x bin/salsa ] || build_salsa
 decisions() { awk -F, 'BEGIN { OFS = "," } { $4 = ""; print }'; }
-same=0 changed=0
+same=0 changed=0 failed=0
 for d in "$@"; do
 	if [ -f "$d/events.csv" ]; then
 		runs=("$d")
@@ -40,8 +44,11 @@ for d in "$@"; do
 	for r in "${runs[@]}"; do
 		[ -f "$r/events.csv" ] || continue
 		if ! replayed=$(./bin/salsa replay --run "$r" "${sets[@]}" 2>&1); then
-			echo "$r: salsa replay failed: $replayed" >&2
-			exit 1
+			# e.g. a run whose decay began before the key's would (its trace
+			# has no line-search rates after it): not decided here
+			echo "$r unreplayed: $(tail -n1 <<<"$replayed")"
+			failed=$((failed + 1))
+			continue
 		fi
 		first=$(diff <(decisions <"$r/events.csv") <(decisions <<<"$replayed") | grep -m1 '^[<>]' | cut -c3- | cut -d, -f1 || true)
 		if [ -z "$first" ]; then
@@ -53,4 +60,5 @@ for d in "$@"; do
 		fi
 	done
 done
-echo "$same same, $changed changed"
+echo "$same same, $changed changed, $failed unreplayed"
+[ "$failed" -eq 0 ]
