@@ -34,7 +34,7 @@
 # heldout17: the seventeenth, docs/parity/heldout17.md, salsa-probe as built and the default salsa; heldout17-warm: with warmup_share=0.2
 # (docs/parity/budget-warmup.md, not kept); heldout17-peers: Schedule-Free AdamW;
 # heldout18: the eighteenth, docs/parity/heldout18.md, the same; heldout18-welch: with probe_welch=1 (docs/parity/welch.md,
-# the third screen); heldout18-peers: Schedule-Free AdamW; heldout19, heldout19-peers: the nineteenth, docs/parity/heldout19.md;
+# the third screen); heldout18-peers: Schedule-Free AdamW; heldout19, heldout19-peers: the nineteenth, docs/parity/heldout19.md (heldout19-guard: with warmup_guard=1, docs/parity/guard.md);
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -296,7 +296,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch | heldout19 | heldout19-peers)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch | heldout19 | heldout19-peers | heldout19-guard)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -308,9 +308,10 @@ for part in "${parts[@]}"; do
 		# heldout13.md to heldout16.md, run without a change, salsa-probe as built;
 		# heldout17.md, salsa-probe as built; heldout17-warm: salsa-probe with warmup_share=0.2, whose screen failed;
 		# heldout18.md, salsa-probe as built; heldout18-welch: with probe_welch=1 (docs/parity/welch.md, the third screen)
+		# heldout19.md, salsa-probe as built; heldout19-guard: with warmup_guard=1 (docs/parity/guard.md, step 4)
 		# a variant part runs salsa-probe with the keys of its entry (space-separated), beside the set's tuned runs, into $set-SUFFIX-hN
 		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2
-			[heldout18-welch]=probe_welch=1)
+			[heldout18-welch]=probe_welch=1 [heldout19-guard]=warmup_guard=1)
 		set=${part%-peers} hs=(17 18 19 20)
 		[ -n "${variants[$part]:-}" ] && set=${part%-*}
 		[ "$set" = heldout6 ] && hs=(21 22 23 24)
