@@ -94,8 +94,9 @@ type TailConfig struct {
 	// (docs/parity/welch.md), it failed on the lstms without weight decay:
 	// there a doubled rate it accepts ends worse (H61, H66, H71). salsa
 	// train's --set probe_welch_wd=1 turns it on only where the run's
-	// weight decay is > 0, which passed its rule on the seen tasks and on
-	// held-out H80–H84; off in salsa-probe.
+	// weight decay is > 0, which passed the seen tasks from H55 on and
+	// held-out H80–H84, then failed on a cnn with weight decay (H21: two
+	// runs 5.6 and 7.5 points worse); off in salsa-probe.
 	ProbeWelch bool
 	// WarmupGuard, with Probe and ProbeRollback: the warm-up's line-search
 	// losses are cut into windows of W steps (the probe's window) from

@@ -254,7 +254,7 @@ var setKeys = map[string]string{
 	"warmup_epochs": "adam-warmup: linear warmup length in epochs (default epochs/4); schedule-free-*, cosine, wsd: (default 5% of epochs)",
 	"val_fraction":  "-val methods, plateau, salsa-probe, probe_val=1 and average=1 on images: fraction of the training set held out for validation (default 0.1)",
 	"probe_welch_wd": "salsa-probe, and salsa-budget with probe=1: 1 turns probe_welch on where the run's wd is > 0 and leaves it off where wd = 0 " +
-		"(docs/parity/welch.md: Welch's window test helped the tasks with weight decay and hurt lstms without it); 0 or 1 (default 0)",
+		"(docs/parity/welch.md: Welch's window test helped the lstms with weight decay and hurt those without it, and a cnn with it); 0 or 1 (default 0)",
 }
 
 // SetKeys lists every --set key with its help.
