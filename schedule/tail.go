@@ -429,9 +429,9 @@ func (t *Tail) maybeBegin() bool {
 
 // guard runs [TailConfig.WarmupGuard]'s test at the end of a warm-up
 // window, step res.Step a multiple of W before T − D: a window above the
-// best one ends the warm-up and begins the decay, which it reports, with
-// the rollback in res; a new best window asks for its parameters to be
-// kept.
+// best one ends the warm-up and begins the decay, reporting true, with the
+// rollback in res (End adds the decay's event); a new best window asks for
+// its parameters to be kept.
 func (t *Tail) guard(res *Result) bool {
 	k, w := res.Step, t.cfg.probeWindow()
 	if k%w != 0 || k >= t.tailStart() {
@@ -443,12 +443,7 @@ func (t *Tail) guard(res *Result) bool {
 		t.st = stepper{k: k}
 		t.start, t.begin = p.GuardLR, min(k, t.cfg.Steps-1)
 		*p = probeState{} // the warm-up's windows are done with
-		ev := Event{Step: k, Kind: KindDecay, NewLR: t.start, Reason: ReasonWarmupRise}
-		res.Events = append(res.Events, ev)
-		res.NextLR = t.LR()
-		res.Average = t.cfg.Average
 		res.Rollback, res.ResetMomentum, res.Release = true, true, true
-		t.opt.emit(t.Name(), []Event{ev})
 		return true
 	}
 	if n >= 2 && (p.GuardN == 0 || m < p.GuardM) {
@@ -614,11 +609,15 @@ func (t *Tail) End(obs Observation) (Result, error) {
 		if t.cfg.Probe {
 			t.probe.add(t.pend, t.cfg.probeWindow())
 		}
-		if t.cfg.WarmupGuard && t.guard(&res) {
-			return res, nil
+		reason := ""
+		switch {
+		case t.cfg.WarmupGuard && t.guard(&res):
+			reason = ReasonWarmupRise
+		case t.maybeBegin():
+			reason = "budget"
 		}
-		if t.maybeBegin() {
-			ev := Event{Step: res.Step, Kind: KindDecay, NewLR: t.start, Reason: "budget"}
+		if reason != "" {
+			ev := Event{Step: res.Step, Kind: KindDecay, NewLR: t.start, Reason: reason}
 			res.Events = append(res.Events, ev)
 			res.NextLR = t.LR()
 			res.Average = t.cfg.Average
