@@ -148,7 +148,7 @@ func DecodeRunJSON(r io.Reader) (Settings, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return Settings{}, fmt.Errorf("run.json: plan.schedule: %w", err)
 	}
-	if _, err := schedule.New(*p.Scheduler, cfg); err != nil {
+	if _, err := schedule.Build(*p.Scheduler, cfg); err != nil {
 		return Settings{}, fmt.Errorf("run.json: plan.schedule: %w", err)
 	}
 	return Settings{Method: method, Config: cfg, Format: "run.json"}, nil

@@ -279,7 +279,9 @@ func NeedsBudget(method string) bool { return KeyApplies("total_steps", method) 
 // ForMethod is c with the settings a method fixes: salsa-probe's Tail is
 // [TailConfig.WithProbe], and salsa-budget's and salsa-probe's SSLS γ is
 // [TailConfig.WarmupGamma]'s. It is the configuration New runs for the
-// method; every other method leaves c as it is.
+// method; every other method leaves c as it is. It is idempotent, and what
+// it returns is what a run records (run.json's schedule), which [Build]
+// runs as it is.
 func (c Config) ForMethod(method string) Config {
 	if method == "salsa-probe" {
 		c.Tail = c.Tail.WithProbe()
@@ -294,9 +296,18 @@ func (c Config) ForMethod(method string) Config {
 // [Config.ForMethod] fixes it). A "-val" suffix wraps it in
 // [WithValidation].
 func New(method string, c Config, opts ...Option) (Scheduler, error) {
-	c = c.ForMethod(method)
+	return Build(method, c.ForMethod(method), opts...)
+}
+
+// Build is [New] without [Config.ForMethod]: it runs c exactly as given.
+// It is for a configuration the method's fixed settings were applied to
+// when it was recorded, as a run's run.json records them, so that the run
+// replays and resumes as it ran even after the method fixes more
+// (salsa-probe took the warm-up guard on after runs without it; a
+// salsa-probe configuration without the guard builds a Tail without it).
+func Build(method string, c Config, opts ...Option) (Scheduler, error) {
 	if base, ok := strings.CutSuffix(method, "-val"); ok && base != "" {
-		in, err := New(base, c, opts...)
+		in, err := Build(base, c, opts...)
 		if err != nil {
 			return nil, err
 		}

@@ -860,11 +860,14 @@ func TestProbeSettle(t *testing.T) {
 }
 
 // TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
-// four switches and Average on (TailConfig.WithProbe). It has salsa-budget's
-// configuration with them set, takes the same decisions step by step on the
-// suite's problem, a rollback included, is named salsa-probe however the
-// switches were set, and refuses --set keys for them as doing nothing.
-// TestSuite runs the shared suite on it.
+// four switches, Average and WarmupGuard on (TailConfig.WithProbe). It has
+// salsa-budget's configuration with them set, takes the same decisions step
+// by step on the suite's problem, a rollback included, is named salsa-probe
+// however the switches were set, with the guard or without (its runs before
+// the guard joined it), and refuses --set keys for them as doing nothing.
+// Build runs a recorded configuration as it is: a salsa-probe
+// configuration without the guard stays without it there, and New puts it
+// on. TestSuite runs the shared suite on it.
 func TestSalsaProbe(t *testing.T) {
 	c := small(schedule.PresetPaper)
 	c.SetBudget(400, 0)
@@ -875,9 +878,25 @@ func TestSalsaProbe(t *testing.T) {
 	probe := s.(*schedule.Tail)
 	on := c
 	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle, on.Tail.Average = true, true, true, true, true
+	five := on // salsa-probe as its runs before the guard recorded it
+	on.Tail.WarmupGuard = true
 	budget := mustNewTail(t, on)
-	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
-		t.Errorf("names %q and, with the five flags, %q; without them %q", probe.Name(), budget.Name(), mustNewTail(t, c).Name())
+	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, five).Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
+		t.Errorf("names %q and, with the six flags, %q; with the five before the guard %q; without them %q",
+			probe.Name(), budget.Name(), mustNewTail(t, five).Name(), mustNewTail(t, c).Name())
+	}
+	for _, tc := range []struct {
+		build func(string, schedule.Config, ...schedule.Option) (schedule.Scheduler, error)
+		name  string
+		want  bool
+	}{{schedule.Build, "Build", false}, {schedule.New, "New", true}} {
+		s, err := tc.build("salsa-probe", five)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := s.(*schedule.Tail).Config().WarmupGuard; g != tc.want {
+			t.Errorf("%s(salsa-probe) of a configuration recorded without the guard: WarmupGuard %v, want %v", tc.name, g, tc.want)
+		}
 	}
 	if !reflect.DeepEqual(c.ForMethod("salsa-probe"), on) || !reflect.DeepEqual(c.ForMethod("salsa-budget"), c) {
 		t.Errorf("ForMethod: salsa-probe %+v, salsa-budget %+v; want the probe on for salsa-probe only", c.ForMethod("salsa-probe").Tail, c.ForMethod("salsa-budget").Tail)
@@ -911,7 +930,7 @@ func TestSalsaProbe(t *testing.T) {
 	if rollbacks != 1 {
 		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
 	}
-	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average"} {
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard"} {
 		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
 			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))

@@ -151,7 +151,7 @@ var setters = map[string]setter{
 	"probe_val":         bkey("salsa-budget with probe=1, and salsa-probe: two outliers in a row end the probe only if the validation loss there is above the one at the last accepted window's end; needs a validation split (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeVal} }),
 	"probe_t":           bkey("salsa-budget with probe=1, and salsa-probe: the probe's window test uses Student's t quantile with n − 1 degrees of freedom (n the accepted window's length) instead of the normal 1.645 (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeT} }),
 	"probe_welch":       bkey("salsa-budget with probe=1, and salsa-probe: the probe's window test is Welch's one-sided t-test (δ 0.05) against the accepted window with the lowest mean, instead of the test against the last accepted window with its σ̂ (0, the default, also in salsa-probe; 1: on; not with probe_t=1)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeWelch} }),
-	"warmup_guard":      bkey("salsa-budget with probe=1 and probe_rollback=1, and salsa-probe: end the warm-up at the first window of W steps (the probe's) whose mean line-search loss Welch's one-sided test (δ 0.05) finds above the warm-up's best window's, go back to that window's parameters and decay from its rate (0, the default, also in salsa-probe; 1: on; docs/parity/guard.md)", func(c *Config) []*bool { return []*bool{&c.Tail.WarmupGuard} }),
+	"warmup_guard":      bkey("salsa-budget with probe=1 and probe_rollback=1 (salsa-probe has it on): end the warm-up at the first window of W steps (the probe's) whose mean line-search loss Welch's one-sided test (δ 0.05) finds above the warm-up's best window's, go back to that window's parameters and decay from its rate (0, the default in salsa-budget; 1: on; docs/parity/guard.md)", func(c *Config) []*bool { return []*bool{&c.Tail.WarmupGuard} }),
 	"probe_keep_rate":   bkey("salsa-budget with probe_early=1 and probe_rollback=1, and salsa-probe: after a failed rate and the rollback, decay from the rate that reached the parameters put back (the last accepted rate when the next loss confirmed its copy), not half the last accepted rate (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeKeepRate} }),
 	"probe_level_copy":  bkey("salsa-budget with probe_early=1 and probe_rollback=1, and salsa-probe: after a failed rate, put back the parameters reached at the rate the decay begins from (half the last accepted rate), the copy kept before the last accepted window's, not that window's (0, the default, also in salsa-probe; 1: on; not with probe_keep_rate=1 or probe_backoff other than 2; docs/parity/climb.md)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeLevelCopy} }),
 	"probe_backoff":     {help: "salsa-budget with probe_early=1, and salsa-probe: after a failed rate, decay from the last accepted rate divided by this (2, the default and salsa-probe's; ≥ 1; not with probe_keep_rate=1)"},
@@ -303,7 +303,8 @@ func dropKeyPath(path string) bool {
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
 // the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
 // reads SALSA's and Tail, and salsa-probe the same but the probe's four
-// switches and Average, which it sets; a -val method also reads Validation.
+// switches, Average and WarmupGuard, which it sets; a -val method also
+// reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
@@ -313,9 +314,9 @@ func usedBy(method, path string) bool {
 	switch method {
 	case "salsa-budget":
 		return top == "Tail" || usedBy("salsa", path)
-	case "salsa-probe": // the probe's four switches are on (TailConfig.WithProbe)
+	case "salsa-probe": // the probe's four switches, Average and the guard are on (TailConfig.WithProbe)
 		switch path {
-		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle", "Tail.Average":
+		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle", "Tail.Average", "Tail.WarmupGuard":
 			return false
 		}
 		if dropKeyPath(path) { // its decay begins at the switch (FromSwitch): SASA+ never drops

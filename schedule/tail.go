@@ -111,7 +111,9 @@ type TailConfig struct {
 	// (held-out H84, docs/parity/guard.md) SSLS's Armijo test passed at
 	// rates 10⁴ times the tuned one while the loss rose from 0.4 to
 	// hundreds, and SALSA's SLOPE test, which waits for N_min losses, never
-	// ran. Built for a screen; off in salsa-probe.
+	// ran. On in salsa-probe since its rule passed (steps 1–4 of
+	// guard.md); salsa-probe runs recorded before that have it off, and
+	// [Build] replays them so.
 	WarmupGuard bool
 	// ProbeVal, with Probe: two outliers in a row end the probe only when
 	// the validation loss at that step is above the one at the last
@@ -211,11 +213,20 @@ func (c TailConfig) WarmupGamma(gamma float64) float64 {
 
 // WithProbe is c with the rate probe on, started early once SSLS has
 // settled, with the rollback, and with the average of the decay's iterates
-// picked by a test: Probe, ProbeEarly, ProbeRollback, ProbeSettle and
-// Average. It is the Tail of the method "salsa-probe", the variant of
-// salsa-budget that docs/parity measured closest to a grid-tuned schedule;
-// FromSwitch stays c's (the probe needs it, and Validate says so).
+// picked by a test, and with the warm-up's guard: Probe, ProbeEarly,
+// ProbeRollback, ProbeSettle, Average and WarmupGuard. It is the Tail of
+// the method "salsa-probe", the variant of salsa-budget that docs/parity
+// measured closest to a grid-tuned schedule; FromSwitch stays c's (the
+// probe needs it, and Validate says so).
 func (c TailConfig) WithProbe() TailConfig {
+	c = c.probeSwitches()
+	c.WarmupGuard = true
+	return c
+}
+
+// probeSwitches is c with the five switches salsa-probe has had on since
+// it was built: Probe, ProbeEarly, ProbeRollback, ProbeSettle and Average.
+func (c TailConfig) probeSwitches() TailConfig {
 	c.Probe, c.ProbeEarly, c.ProbeRollback, c.ProbeSettle, c.Average = true, true, true, true, true
 	return c
 }
@@ -363,10 +374,12 @@ func NewTail(cfg TailConfig, inner Scheduler, opts ...Option) (*Tail, error) {
 }
 
 // Name is the inner scheduler's name with "-budget" ("salsa-budget"), or
-// with "-probe" when the probe's four switches and Average are on (TailConfig.WithProbe:
-// "salsa-probe", whichever way they were set).
+// with "-probe" when the probe's four switches and Average are on
+// ("salsa-probe", whichever way they were set, with the warm-up guard as
+// [TailConfig.WithProbe] has it or without, as salsa-probe's runs recorded
+// before the guard joined it).
 func (t *Tail) Name() string {
-	if t.cfg == t.cfg.WithProbe() {
+	if t.cfg == t.cfg.probeSwitches() {
 		return t.inner.Name() + "-probe"
 	}
 	return t.inner.Name() + "-budget"

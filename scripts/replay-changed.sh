@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which finished runs a --set key would change, without training them:
 #
-#   scripts/replay-changed.sh --set probe_welch=1 [--set k=v]... RUN_OR_COMPARE_DIR...
+#   scripts/replay-changed.sh [--method M] --set probe_welch=1 [--set k=v]... RUN_OR_COMPARE_DIR...
 #
 # For each run directory (a compare directory stands for the salsa-probe runs
 # under its runs/), `salsa replay --run DIR` runs the scheduler over the run's
@@ -20,15 +20,18 @@
 # probe_welch=1, the 222 it called same ended exactly as before and the 78
 # it called changed otherwise. It also runs backwards: over runs trained
 # with a key, --set KEY=0 names the runs that would go otherwise without it.
+# --method M replays under another method than the run's: a key salsa-probe
+# fixes (warmup_guard, since it joined salsa-probe) is refused for it, and
+# --method salsa-budget runs the same recorded Tail with the key changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sets=()
-while [ $# -gt 0 ] && [ "$1" = --set ]; do
-	sets+=(--set "$2")
+while [ $# -gt 0 ] && { [ "$1" = --set ] || [ "$1" = --method ]; }; do
+	sets+=("$1" "$2")
 	shift 2
 done
-if [ ${#sets[@]} -eq 0 ] || [ $# -eq 0 ]; then
-	echo "usage: scripts/replay-changed.sh --set key=value [--set key=value]... RUN_OR_COMPARE_DIR..." >&2
+if ! [[ " ${sets[*]} " == *" --set "* ]] || [ $# -eq 0 ]; then
+	echo "usage: scripts/replay-changed.sh [--method M] --set key=value [--set key=value]... RUN_OR_COMPARE_DIR..." >&2
 	exit 2
 fi
 source scripts/build.sh

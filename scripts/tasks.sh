@@ -117,10 +117,16 @@ h86=(--dataset tinyshakespeare --model lstm --batch 30 --set wd=1e-5 --epochs 18
 h87=(--dataset fashion-mnist --model cnn --batch 24 --set wd=5e-5 --epochs 6 --limit 2000 --test-limit 2000)
 h88=(--dataset mnist --model mlp --batch 24 --set wd=5e-4 --epochs 3 --limit 6000)
 h89=(--dataset fashion-mnist --model logreg --batch 12 --set wd=1e-4 --epochs 2 --jobs 1)
+# H90–H94 (heldout20.md), written after the guard went into salsa-probe and before any run of them
+h90=(--dataset tinyshakespeare --model lstm --batch 36 --set wd=3e-5 --epochs 10 --limit 40000 --test-limit 10000)
+h91=(--dataset tinyshakespeare --model lstm --batch 10 --set wd=0 --epochs 17 --limit 17000 --test-limit 10000)
+h92=(--dataset mnist --model cnn --batch 20 --set wd=1e-4 --epochs 4 --limit 2400 --test-limit 2000)
+h93=(--dataset fashion-mnist --model mlp --batch 16 --set wd=2e-4 --epochs 4 --limit 7000)
+h94=(--dataset mnist --model logreg --batch 20 --set wd=3e-4 --epochs 3 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h89).
+# array named after it (h1…h94).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;

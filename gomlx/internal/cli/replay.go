@@ -85,6 +85,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--trace %s: no rows", *tracePath)
 	}
 	var cfg schedule.Config
+	// recorded: a run.json's schedule, as salsa train's method fixed it
+	// then, replayed under that method as it is (schedule.Build)
+	recorded := false
 	if *configPath != "" {
 		if *preset != "" || *n != 0 || *batch != 0 {
 			return fmt.Errorf("--preset, --n and --batch apply only without --config or --run (the settings come from %s)", *configPath)
@@ -101,6 +104,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		if m == "" {
 			m = st.Method
 		}
+		recorded = st.Format == "run.json" && m == st.Method
 	} else {
 		p := schedule.Preset(*preset)
 		if presetSet && p != schedule.PresetPaper && p != schedule.PresetStatopt {
@@ -143,7 +147,11 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--set %s does nothing for --method %s", kv[0], m)
 		}
 	}
-	s, err := schedule.New(sched, cfg)
+	build := schedule.New
+	if recorded {
+		build = schedule.Build
+	}
+	s, err := build(sched, cfg)
 	if err != nil {
 		// a value out of range: named by the key typed, not the Go field
 		var fe *schedule.FieldError

@@ -161,7 +161,6 @@ const replayLR0 = 0.05
 // tests every 10 steps.
 func trainRun(t *testing.T, method string) string {
 	t.Helper()
-	all, test := synthSplit(480, 24, 1), synthSplit(100, 24, 2)
 	var sets [][2]string
 	if method == probeVal { // salsa-probe with probe_val=1
 		method, sets = "salsa-probe", [][2]string{{"probe_val", "1"}}
@@ -180,9 +179,20 @@ func trainRun(t *testing.T, method string) string {
 	if method == "shb-hand" {
 		o.Drops = []int{1, 3}
 	}
+	return trainOptions(t, o, nil)
+}
+
+// trainOptions is trainRun's run with options of its own, and the plan
+// changed by edit (if not nil) before it runs.
+func trainOptions(t *testing.T, o train.Options, edit func(*train.Plan)) string {
+	t.Helper()
+	all, test := synthSplit(480, 24, 1), synthSplit(100, 24, 2)
 	p, err := train.NewPlan(o, all.N())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(p)
 	}
 	tr, val := all, (*train.Split)(nil)
 	if p.NVal > 0 {
@@ -413,5 +423,51 @@ func TestReplayRunErrors(t *testing.T) {
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d containing %q", c.args, code, errs, c.code, c.want)
 		}
+	}
+}
+
+// TestReplayRecordedSchedule: replay --run runs a run's recorded schedule
+// as it is (schedule.Build), not as the method's fixed settings are today:
+// a salsa-probe run whose run.json has the warm-up guard off, as those
+// recorded before the guard joined salsa-probe have, replays without it.
+func TestReplayRecordedSchedule(t *testing.T) {
+	// a rate and batches on which the loss rises during the warm-up
+	o := train.Options{Dataset: "mnist", Model: "logreg", Method: "salsa-probe", Preset: "paper", LR0: 1,
+		Epochs: 4, Batch: 4, Seed: 3, Engine: "gomlx", Sets: [][2]string{{"nmin", "10"}, {"ktest", "10"}}}
+	gomlxEvents := readFile(t, filepath.Join(trainOptions(t, o, nil), "events.csv")) // the guard's copies in the store
+	o.Engine = "native"
+	dir := trainOptions(t, o, nil)
+	want := readFile(t, filepath.Join(dir, "events.csv"))
+	if !strings.Contains(want, schedule.ReasonWarmupRise) {
+		t.Fatalf("the guard did not end the warm-up, so the test checks nothing:\n%s", want)
+	}
+	if gomlxEvents != want {
+		t.Fatalf("the gomlx engine's events:\n%s\nthe native engine's:\n%s", gomlxEvents, want)
+	}
+	if code, out, errs := run(t, "replay", "--run", dir); code != 0 || out != want {
+		t.Fatalf("replay --run: exit %d, stderr %q; want the run's events", code, errs)
+	}
+	rj := filepath.Join(dir, "run.json")
+	b := readFile(t, rj)
+	off := strings.Replace(b, `"WarmupGuard": true`, `"WarmupGuard": false`, 1)
+	if off == b {
+		t.Fatalf("run.json has no \"WarmupGuard\": true:\n%s", b)
+	}
+	if err := os.WriteFile(rj, []byte(off), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// without the guard the warm-up goes on past the guard's decay, where
+	// the trace has no line-search rates
+	code, out, errs := run(t, "replay", "--run", dir)
+	if code != 1 || out == want || !strings.Contains(errs, "the trace has no eta") {
+		t.Fatalf("replay --run of a run.json without the guard: exit %d, stderr %q; want the replay without it, which needs rates the trace lacks", code, errs)
+	}
+	// train runs a plan's schedule as it is too (what a checkpoint resumes)
+	dir = trainOptions(t, o, func(p *train.Plan) { p.Schedule.Tail.WarmupGuard = false })
+	if got := readFile(t, filepath.Join(dir, "events.csv")); strings.Contains(got, schedule.ReasonWarmupRise) {
+		t.Fatalf("a plan without the guard ran with it:\n%s", got)
+	}
+	if code, out, errs := run(t, "replay", "--run", dir); code != 0 || out != readFile(t, filepath.Join(dir, "events.csv")) {
+		t.Fatalf("replay --run of the run without the guard: exit %d, stderr %q", code, errs)
 	}
 }

@@ -467,7 +467,7 @@ func NewPlan(o Options, n int) (*Plan, error) {
 		cfg.Tail.ProbeWelch = p.Direction.WeightDecay > 0 // run.json's schedule records the outcome, which replay reads
 	}
 	p.Schedule, p.Scheduler = cfg, schedName
-	if _, err := schedule.New(p.Scheduler, cfg); err != nil {
+	if _, err := schedule.Build(p.Scheduler, cfg); err != nil {
 		return nil, userError(err, o)
 	}
 	if err := checkPeer(p); err != nil {
@@ -544,7 +544,7 @@ func KeyApplies(k, method string) error {
 		return fmt.Errorf("--set %s does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops", k)
 	}
 	if method == "salsa-probe" && slices.Contains(applies, "salsa-budget") {
-		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle and average on; "+
+		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average and warmup_guard on; "+
 			"to choose them one by one, use --method salsa-budget", k)
 	}
 	return fmt.Errorf("--set %s does nothing for --method %s; it applies to %s", k, method, strings.Join(applies, ", "))

@@ -353,7 +353,9 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 	if err != nil {
 		return nil, err
 	}
-	sched, err := schedule.New(p.Scheduler, p.Schedule)
+	// the plan's schedule is what ForMethod fixed when the plan was made
+	// (a checkpoint's may predate a setting the method fixes now)
+	sched, err := schedule.Build(p.Scheduler, p.Schedule)
 	if err != nil {
 		return nil, err
 	}

@@ -337,7 +337,8 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Drops = []int{1} }, "--drops applies to --method shb-hand only"},
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
 		// warmup_guard keeps a copy of the parameters: it needs the probe's rollback
-		{func(o *Options) { o.Sets = [][2]string{{"warmup_guard", "1"}} }, "--set warmup_guard does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
+		{func(o *Options) { o.Sets = [][2]string{{"warmup_guard", "1"}} }, "--set warmup_guard does nothing for --method salsa; it applies to salsa-budget"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_guard", "0"}} }, "--set warmup_guard does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average and warmup_guard on"},
 		{func(o *Options) {
 			o.Method, o.Sets = "salsa-budget", [][2]string{{"probe", "1"}, {"warmup_guard", "1"}}
 		}, "--set warmup_guard=1: needs Probe and ProbeRollback (--set probe=1 --set probe_rollback=1"},
@@ -396,7 +397,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Method = "prodigy"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method prodigy; it applies to"},
 		{func(o *Options) { o.Method = "schedule-free-sgd"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method schedule-free-sgd; it applies to"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle and average on; to choose them one by one, use --method salsa-budget"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average and warmup_guard on; to choose them one by one, use --method salsa-budget"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
 		{func(o *Options) {
 			o.Method = "adam-warmup"
