@@ -32,7 +32,7 @@ func firstLRIsLR0(method string) bool {
 
 func runReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
-	runDir := fs.String("run", "", "run `directory` of salsa train: replays DIR/steps.csv.gz with the settings of DIR/run.json (and, for a -val method or plateau, the validation losses of DIR/events.csv)")
+	runDir := fs.String("run", "", "run `directory` of salsa train: replays DIR/steps.csv.gz with the settings of DIR/run.json, the schedule as the run recorded it (and, for a -val method or plateau, the validation losses of DIR/events.csv)")
 	tracePath := fs.String("trace", "", "trace `file` (step,lr,loss,x1d,d2,eta; gzip or plain)")
 	configPath := fs.String("config", "", "settings `file`: a run.json of salsa train, or a conformance meta.json (its config object; the recorded outcomes are not needed)")
 	method := fs.String("method", "", "method: "+strings.Join(replay.Methods, ", ")+"; cut and warmup are aliases of shb-hand and adam-warmup (default: the config's, else salsa)")
