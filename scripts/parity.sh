@@ -487,8 +487,10 @@ for part in "${parts[@]}"; do
 		fi
 		task_args $t
 		if [ -n "$set" ]; then
-			from=runs/parity/$set-$t/runs
-			copy_new runs/parity/seeds-$t "$from"/salsa-probe-*
+			from=runs/parity/$set-$t/runs probe_from=runs/parity/$set-$t/runs
+			# H89's salsa-probe runs are those with the guard, which went into salsa-probe after its set was run and acts there
+			[ -d runs/parity/$set-guard-$t ] && probe_from=runs/parity/$set-guard-$t/runs
+			copy_new runs/parity/seeds-$t "$probe_from"/salsa-probe-*
 			for lr in ${lrs//,/ }; do copy_new runs/parity/seeds-$t "$from"/shb-hand-lr$lr-s*; done
 			copy_new runs/parity/seeds-$t-peers runs/parity/$set-$t-peers/runs/schedule-free-adamw-*
 		fi

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -596,5 +597,37 @@ func TestStrayLogs(t *testing.T) {
 	}
 	if code, _, stderr := run(t, args...); code != 0 {
 		t.Errorf("compare over a run stopped before its first epoch's end: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCompareKeepsRecordedSchedule: a run found finished with the options
+// asked for, but planned with another schedule than its method plans now
+// (a salsa-probe run from before the warm-up guard joined it), keeps the
+// schedule it recorded, and compare says so in a note naming the field.
+func TestCompareKeepsRecordedSchedule(t *testing.T) {
+	out := t.TempDir()
+	args := compareArgs(out, "--methods", "salsa-probe", "--epochs", "1")
+	code, _, stderr := run(t, args...)
+	if code != 0 || strings.Contains(stderr, "another schedule") {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	dir := filepath.Join(out, "runs", "salsa-probe-lr0.01-s1")
+	ck, err := train.ReadCheckpoint(dir)
+	if err != nil || !ck.Plan.Schedule.Tail.WarmupGuard {
+		t.Fatalf("checkpoint: %v; the guard on: %v", err, err == nil && ck.Plan.Schedule.Tail.WarmupGuard)
+	}
+	ck.Plan.Schedule.Tail.WarmupGuard = false // as recorded before the guard joined salsa-probe
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(ck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.gob"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(t, args...)
+	want := "note: 1 run(s) begun before with the same options were planned with another schedule than their method plans now, " +
+		"and keep the one they recorded: salsa-probe-lr0.01-s1 (Tail.WarmupGuard: false, here true)"
+	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "all finished before") {
+		t.Fatalf("second run: exit %d: %s\nwant %q", code, stderr, want)
 	}
 }

@@ -111,6 +111,8 @@ type Grid struct {
 	Jobs  []*Job
 	Notes []string // what the report should say about the settings
 
+	oldSchedule []string // runs found whose recorded schedule is not the one planned now
+
 	sources map[uint64]*train.Source
 	splits  map[string][3]*train.Split
 }
@@ -366,6 +368,10 @@ func (g *Grid) Prepare(ctx context.Context, log io.Writer) error {
 			return err
 		}
 	}
+	if n := len(g.oldSchedule); n > 0 {
+		g.Notes = append(g.Notes, fmt.Sprintf("%d run(s) begun before with the same options were planned with another schedule than their method plans now, "+
+			"and keep the one they recorded: %s; remove a run's directory to train it with today's", n, strings.Join(g.oldSchedule, ", ")))
+	}
 	return nil
 }
 
@@ -393,6 +399,11 @@ func (g *Grid) findState(j *Job) error {
 	if diff := optionsDiff(ck.Plan.Options, want); diff != "" {
 		return fmt.Errorf("--out %s: %s holds a run with other settings (%s): give another --out, or remove that directory", g.Cfg.Out, j.Dir, diff)
 	}
+	if diff := fieldsDiff(ck.Plan.Schedule, j.plan.Schedule); diff != "" {
+		// the same options, but the method fixes more now (salsa-probe took
+		// the warm-up guard): the run goes on with the schedule it recorded
+		g.oldSchedule = append(g.oldSchedule, fmt.Sprintf("%s (%s)", j.Name, diff))
+	}
 	j.plan = &ck.Plan
 	if ck.Epoch > ck.Plan.Options.Epochs {
 		j.state = stateDone
@@ -403,12 +414,15 @@ func (g *Grid) findState(j *Job) error {
 }
 
 // optionsDiff lists the options that differ, as "key: run's (here: ours)".
-func optionsDiff(have, want train.Options) string {
-	var h, w map[string]any
-	hb, _ := json.Marshal(have)
-	wb, _ := json.Marshal(want)
-	_ = json.Unmarshal(hb, &h)
-	_ = json.Unmarshal(wb, &w)
+func optionsDiff(have, want train.Options) string { return fieldsDiff(have, want) }
+
+// fieldsDiff lists the fields of two values of one type that differ, by
+// their JSON names ("Tail.WarmupGuard" in a nested object), as "key:
+// have's, here want's".
+func fieldsDiff(have, want any) string {
+	h, w := map[string]any{}, map[string]any{}
+	flatten(have, "", h)
+	flatten(want, "", w)
 	keys := map[string]bool{}
 	for k := range h {
 		keys[k] = true
@@ -431,6 +445,27 @@ func optionsDiff(have, want train.Options) string {
 	}
 	sort.Strings(diffs)
 	return strings.Join(diffs, "; ")
+}
+
+// flatten puts v's JSON fields into into, a nested object's under
+// "prefix.Name"; arrays stay whole.
+func flatten(v any, prefix string, into map[string]any) {
+	var m map[string]any
+	b, _ := json.Marshal(v)
+	if err := json.Unmarshal(b, &m); err != nil {
+		into[prefix] = v
+		return
+	}
+	for k, x := range m {
+		if prefix != "" {
+			k = prefix + "." + k
+		}
+		if _, ok := x.(map[string]any); ok {
+			flatten(x, k, into)
+		} else {
+			into[k] = x
+		}
+	}
 }
 
 // splitsFor returns the splits of a plan, made once for all plans that
