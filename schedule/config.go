@@ -286,6 +286,14 @@ func (c Config) ForMethod(method string) Config {
 	if method == "salsa-probe" {
 		c.Tail = c.Tail.WithProbe()
 	}
+	return c.derive(method)
+}
+
+// derive is c with the values a method derives from others: salsa-budget's
+// and salsa-probe's SSLS γ, raised by [TailConfig.WarmupGamma]. Applying it
+// again changes nothing, and [Build] applies it too, so that a recorded
+// configuration given a larger warmup_share raises γ as New would.
+func (c Config) derive(method string) Config {
 	if method == "salsa-probe" || method == "salsa-budget" {
 		c.SSLS.Gamma = c.Tail.WarmupGamma(c.SSLS.Gamma)
 	}
@@ -299,13 +307,17 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 	return Build(method, c.ForMethod(method), opts...)
 }
 
-// Build is [New] without [Config.ForMethod]: it runs c exactly as given.
-// It is for a configuration the method's fixed settings were applied to
-// when it was recorded, as a run's run.json records them, so that the run
-// replays and resumes as it ran even after the method fixes more
-// (salsa-probe took the warm-up guard on after runs without it; a
-// salsa-probe configuration without the guard builds a Tail without it).
+// Build is [New] without the settings [Config.ForMethod] fixes: it runs c
+// as given, with only the values the method derives from others (SSLS's γ
+// under WarmupShare) worked out again, which leaves a recorded
+// configuration as it is. It is for a configuration the method's fixed
+// settings were applied to when it was recorded, as a run's run.json
+// records them, so that the run replays and resumes as it ran even after
+// the method fixes more (salsa-probe took the warm-up guard on after runs
+// without it; a salsa-probe configuration without the guard builds a Tail
+// without it).
 func Build(method string, c Config, opts ...Option) (Scheduler, error) {
+	c = c.derive(method)
 	if base, ok := strings.CutSuffix(method, "-val"); ok && base != "" {
 		in, err := Build(base, c, opts...)
 		if err != nil {

@@ -64,6 +64,14 @@ func TestWarmupShare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Build, which runs a recorded configuration, works γ out too
+		b, err := schedule.Build("salsa-budget", c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, h := s.(*schedule.Tail).Inner().(*schedule.SALSA).Config().SSLS.Gamma, b.(*schedule.Tail).Inner().(*schedule.SALSA).Config().SSLS.Gamma; g != h {
+			t.Errorf("share %v: γ %v from New, %v from Build", share, g, h)
+		}
 		g := c.ForMethod("salsa-budget").SSLS.Gamma
 		for k := 1; k <= 10; k++ {
 			res := stepCap(t, s, 1, math.Inf(1))

@@ -471,3 +471,32 @@ func TestReplayRecordedSchedule(t *testing.T) {
 		t.Fatalf("replay --run of the run without the guard: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestReplayWarmupShare: replaying a recorded run (schedule.Build) with
+// --set warmup_share works γ out again, as New would, so the key is not
+// accepted and ignored; a run whose γ was already raised for its share
+// cannot tell the γ before it, and another share or budget is refused
+// unless --set gamma comes with it.
+func TestReplayWarmupShare(t *testing.T) {
+	o := train.Options{Dataset: "mnist", Model: "logreg", Method: "salsa-budget", Preset: "paper", LR0: replayLR0,
+		Epochs: 4, Batch: 16, Seed: 3, Engine: "native", Sets: [][2]string{{"nmin", "10"}, {"ktest", "10"}}}
+	dir := trainOptions(t, o, nil)
+	want := readFile(t, filepath.Join(dir, "events.csv"))
+	// γ raised, SSLS's rates leave the logged ones at once
+	code, out, errs := run(t, "replay", "--run", dir, "--set", "warmup_share=0.05")
+	if code != 0 || out == want || !strings.Contains(errs, "departs from the logged one at step 1") {
+		t.Fatalf("--set warmup_share=0.05 on a run without it: exit %d, stderr %q; want γ raised, other rates:\n%s", code, errs, out)
+	}
+	o.Sets = append(o.Sets, [2]string{"warmup_share", "0.05"})
+	shared := trainOptions(t, o, nil)
+	if code, out, errs := run(t, "replay", "--run", shared); code != 0 || out != readFile(t, filepath.Join(shared, "events.csv")) {
+		t.Fatalf("replay of the run with warmup_share=0.05: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = run(t, "replay", "--run", shared, "--set", "warmup_share=0.5")
+	if code != 1 || !strings.Contains(errs, "--set warmup_share=0.5: the config's γ (") || !strings.Contains(errs, "give --set gamma as well") {
+		t.Fatalf("another share over a raised γ: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs = run(t, "replay", "--run", shared, "--set", "warmup_share=0.5", "--set", "gamma=0.2"); code != 0 {
+		t.Fatalf("another share with γ given: exit %d, stderr %q", code, errs)
+	}
+}
