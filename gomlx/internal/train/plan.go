@@ -458,11 +458,11 @@ func NewPlan(o Options, n int) (*Plan, error) {
 	}
 	cfg = cfg.ForMethod(schedName) // what schedule.New runs, so that run.json says so
 	if welchWD {
-		if !cfg.Tail.Probe {
-			return nil, fmt.Errorf("--set probe_welch_wd=1: needs the rate probe (--set probe=1 with --method salsa-budget; salsa-probe has it)")
-		}
-		if cfg.Tail.ProbeT {
-			return nil, fmt.Errorf("--set probe_welch_wd=1: not with probe_t=1: Welch's test has its own degrees of freedom")
+		// refused as ProbeWelch would be, whatever the wd
+		on := cfg.Tail
+		on.ProbeWelch = true
+		if err := on.Validate(); err != nil {
+			return nil, fmt.Errorf("--set probe_welch_wd=1 (Welch's window test where wd > 0): %w", err)
 		}
 		cfg.Tail.ProbeWelch = p.Direction.WeightDecay > 0 // run.json's schedule records the outcome, which replay reads
 	}

@@ -467,10 +467,10 @@ func TestOptionErrors(t *testing.T) {
 		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}}, true, ""}, // logreg's default wd, 1e-4
 		{"salsa-probe", [][2]string{{"probe_welch_wd", "0"}, {"wd", "1e-4"}}, false, ""},
 		{"salsa-budget", [][2]string{{"probe", "1"}, {"probe_welch_wd", "1"}}, true, ""},
-		{"salsa-budget", [][2]string{{"probe_welch_wd", "1"}, {"wd", "0"}}, false, "needs the rate probe"},
+		{"salsa-budget", [][2]string{{"probe_welch_wd", "1"}, {"wd", "0"}}, false, "--set probe_welch_wd=1 (Welch's window test where wd > 0): schedule: TailConfig.ProbeWelch = true: needs Probe (--set probe=1"},
+		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"probe_t", "1"}}, false, "TailConfig.ProbeWelch = true: not with ProbeT (--set probe_t=1)"},
 		{"salsa-probe", [][2]string{{"probe_welch_wd", "2"}}, false, "--set probe_welch_wd=2: must be 0 or 1"},
 		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"probe_welch", "1"}}, false, "both set Welch's window test"},
-		{"salsa-probe", [][2]string{{"probe_welch_wd", "1"}, {"probe_t", "1"}}, false, "not with probe_t=1"},
 		{"salsa", [][2]string{{"probe_welch_wd", "1"}}, false, "--set probe_welch_wd does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
 	} {
 		o := base
