@@ -487,10 +487,10 @@ for part in "${parts[@]}"; do
 		fi
 		task_args $t
 		if [ -n "$set" ]; then
-			from=runs/parity/$set-$t/runs probe_from=runs/parity/$set-$t/runs
-			# H89's salsa-probe runs are those with the guard, which went into salsa-probe after its set was run and acts there
-			[ -d runs/parity/$set-guard-$t ] && probe_from=runs/parity/$set-guard-$t/runs
-			copy_new runs/parity/seeds-$t "$probe_from"/salsa-probe-*
+			from=runs/parity/$set-$t/runs
+			# H89's salsa-probe runs are trained again: the guard, which went into salsa-probe after its set was run,
+			# acts there, and the runs with it were trained with --set warmup_guard=1, which salsa-probe now refuses
+			[ -d runs/parity/$set-guard-$t ] || copy_new runs/parity/seeds-$t "$from"/salsa-probe-*
 			for lr in ${lrs//,/ }; do copy_new runs/parity/seeds-$t "$from"/shb-hand-lr$lr-s*; done
 			copy_new runs/parity/seeds-$t-peers runs/parity/$set-$t-peers/runs/schedule-free-adamw-*
 		fi
