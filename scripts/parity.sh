@@ -515,10 +515,18 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
+	guard-h64 | guard-h84) # the scoreboard's directory of H64 and H84 since the guard went into salsa-probe: the shb-hand runs
+		# of seeds-TASK and the salsa-probe runs trained with --set warmup_guard=1 (runs/guard/TASK, docs/parity/guard.md step 2), linked
+		t=${part#guard-}
+		mkdir -p runs/parity/guard-$t/runs
+		for r in runs/parity/seeds-$t/runs/shb-hand-* runs/guard/$t/runs/salsa-probe-*; do
+			ln -sfn "../../../../$r" "runs/parity/guard-$t/runs/$(basename "$r")"
+		done
+		;;
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79}; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79} h84 h88 h89; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }

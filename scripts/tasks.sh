@@ -149,6 +149,7 @@ current_dir() {
 	h5 | h10 | h11 | h13) echo runs/parity/clean-$1 ;;
 	h4 | h9 | h14 | h17) echo runs/parity/confirm-$1 ;;
 	h27) echo runs/parity/seeds-h27-device ;;
+	h64 | h84) echo runs/parity/guard-$1 ;; # with the guard (parity.sh guard-h64, guard-h84)
 	*) echo runs/parity/seeds-$1 ;;
 	esac
 }
