@@ -282,11 +282,15 @@ func NeedsBudget(method string) bool { return KeyApplies("total_steps", method) 
 // method; every other method leaves c as it is. It is idempotent, and what
 // it returns is what a run records (run.json's schedule), which [Build]
 // runs as it is.
-func (c Config) ForMethod(method string) Config {
+func (c Config) ForMethod(method string) Config { return c.fixed(method).derive(method) }
+
+// fixed is c with the switches a method fixes: salsa-probe's Tail is
+// [TailConfig.WithProbe].
+func (c Config) fixed(method string) Config {
 	if method == "salsa-probe" {
 		c.Tail = c.Tail.WithProbe()
 	}
-	return c.derive(method)
+	return c
 }
 
 // derive is c with the values a method derives from others: salsa-budget's
@@ -304,7 +308,7 @@ func (c Config) derive(method string) Config {
 // [Config.ForMethod] fixes it). A "-val" suffix wraps it in
 // [WithValidation].
 func New(method string, c Config, opts ...Option) (Scheduler, error) {
-	return Build(method, c.ForMethod(method), opts...)
+	return Build(method, c.fixed(method), opts...) // Build derives the rest
 }
 
 // Build is [New] without the settings [Config.ForMethod] fixes: it runs c

@@ -141,7 +141,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	raisedShare, raisedGamma := cfg.Tail.WarmupShare, cfg.SSLS.Gamma
 	gammaSet := slices.ContainsFunc(sets.pairs(), func(kv [2]string) bool { return kv[0] == "gamma" })
 	for _, kv := range sets.pairs() {
-		if (kv[0] == "warmup_share" || kv[0] == "total_steps") && *configPath != "" && raisedShare > 0 && !gammaSet && schedule.KeyApplies("warmup_share", sched) {
+		if (kv[0] == "warmup_share" || kv[0] == "total_steps") && raisedShare > 0 && !gammaSet && schedule.KeyApplies("warmup_share", sched) {
 			return fmt.Errorf("--set %s=%s: the config's γ (%v) was raised for its warmup_share %v, and the γ before that is not recorded: give --set gamma as well", kv[0], kv[1], raisedGamma, raisedShare)
 		}
 		if kv[0] == "lr0" && lr0Set {

@@ -396,7 +396,7 @@ func (g *Grid) findState(j *Job) error {
 	if e, err := train.ChooseEngine(j.plan); err == nil {
 		want.Engine = e
 	}
-	if diff := optionsDiff(ck.Plan.Options, want); diff != "" {
+	if diff := fieldsDiff(ck.Plan.Options, want); diff != "" {
 		return fmt.Errorf("--out %s: %s holds a run with other settings (%s): give another --out, or remove that directory", g.Cfg.Out, j.Dir, diff)
 	}
 	if diff := fieldsDiff(ck.Plan.Schedule, j.plan.Schedule); diff != "" {
@@ -413,16 +413,13 @@ func (g *Grid) findState(j *Job) error {
 	return nil
 }
 
-// optionsDiff lists the options that differ, as "key: run's (here: ours)".
-func optionsDiff(have, want train.Options) string { return fieldsDiff(have, want) }
-
-// fieldsDiff lists the fields of two values of one type that differ, by
-// their JSON names ("Tail.WarmupGuard" in a nested object), as "key:
-// have's, here want's".
+// fieldsDiff lists the fields of two values of one type that differ (a
+// run's options or schedule against ours), by their JSON names
+// ("Tail.WarmupGuard" in a nested object), as "key: have's, here want's".
 func fieldsDiff(have, want any) string {
 	h, w := map[string]any{}, map[string]any{}
-	flatten(have, "", h)
-	flatten(want, "", w)
+	flatten(jsonObject(have), "", h)
+	flatten(jsonObject(want), "", w)
 	keys := map[string]bool{}
 	for k := range h {
 		keys[k] = true
@@ -447,21 +444,23 @@ func fieldsDiff(have, want any) string {
 	return strings.Join(diffs, "; ")
 }
 
-// flatten puts v's JSON fields into into, a nested object's under
-// "prefix.Name"; arrays stay whole.
-func flatten(v any, prefix string, into map[string]any) {
+// jsonObject is v, a struct, as its JSON object.
+func jsonObject(v any) map[string]any {
 	var m map[string]any
 	b, _ := json.Marshal(v)
-	if err := json.Unmarshal(b, &m); err != nil {
-		into[prefix] = v
-		return
-	}
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// flatten puts m's fields into into, a nested object's under
+// "prefix.Name"; arrays stay whole.
+func flatten(m map[string]any, prefix string, into map[string]any) {
 	for k, x := range m {
 		if prefix != "" {
 			k = prefix + "." + k
 		}
-		if _, ok := x.(map[string]any); ok {
-			flatten(x, k, into)
+		if sub, ok := x.(map[string]any); ok {
+			flatten(sub, k, into)
 		} else {
 			into[k] = x
 		}
