@@ -1,10 +1,11 @@
 # which salsa-probe runs could the decay-val rule change: an epoch end e
 # (not the last) at or after the second one of the decay where the metric
-# is worse than its best since the decay's first epoch end
-import csv,glob,os,sys,json
+# is worse than its best since the decay's first epoch end.
+# Usage: python3 decay-val-scan.py DIR... prints, per compare directory,
+# the count of such runs, the count of runs, and their names.
+import csv,glob,os,sys
 def runs(d):
     return sorted(glob.glob(d+'/runs/salsa-probe-lr*-s*/epochs.csv'))
-out={}
 for d in sys.argv[1:]:
     fl=[]; n=0
     for f in runs(d):
@@ -23,4 +24,4 @@ for d in sys.argv[1:]:
             if m[e]>=best: fe=e+1; break
             best=min(best,m[e])
         if fe: fl.append(os.path.basename(os.path.dirname(f)))
-    print(os.path.basename(d), len(fl), n, ' '.join(fl) if len(sys.argv)<4 else '')
+    print(os.path.basename(d), len(fl), n, ' '.join(fl))
