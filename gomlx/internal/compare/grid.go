@@ -444,11 +444,18 @@ func fieldsDiff(have, want any) string {
 	return strings.Join(diffs, "; ")
 }
 
-// jsonObject is v, a struct, as its JSON object.
+// jsonObject is v, a struct, as its JSON object; a value JSON cannot
+// carry (a NaN field) is kept whole under "", so that fieldsDiff still
+// compares it.
 func jsonObject(v any) map[string]any {
 	var m map[string]any
-	b, _ := json.Marshal(v)
-	_ = json.Unmarshal(b, &m)
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		return map[string]any{"": v}
+	}
 	return m
 }
 
