@@ -14,13 +14,10 @@ import (
 // second term. Its null hypothesis is non-stationarity, the opposite of
 // SASA+'s. The windows of Δ and ν share one membership.
 type SASA struct {
-	cfg   SASAConfig
-	opt   options
-	st    stepper
-	lr    float64
-	drops int
-	w     *stats.Window // Δ
-	nu    *stats.Window // ν
+	dropRule
+	cfg SASAConfig
+	w   *stats.Window // Δ
+	nu  *stats.Window // ν
 }
 
 // SASAState is the state of SASA between steps.
@@ -39,26 +36,12 @@ func NewSASA(cfg SASAConfig, opts ...Option) (*SASA, error) {
 	}
 	w, _ := stats.NewWindow(cfg.Theta)
 	nu, _ := stats.NewWindow(cfg.Theta)
-	return &SASA{cfg: cfg, opt: buildOptions(opts), lr: cfg.LR0, w: w, nu: nu}, nil
+	c := cutSpec{tau: cfg.Tau, divide: cfg.DivideLR, keepMomentum: cfg.KeepMomentum, after: cfg.DropAfter}
+	return &SASA{dropRule: newDropRule("sasa", cfg.LR0, c, opts), cfg: cfg, w: w, nu: nu}, nil
 }
 
-func (s *SASA) Name() string                   { return "sasa" }
-func (s *SASA) LR() float64                    { return s.lr }
-func (s *SASA) Step() int                      { return s.st.k }
-func (s *SASA) Searching() bool                { return false }
-func (s *SASA) Config() SASAConfig             { return s.cfg }
-func (s *SASA) Abort()                         { s.st.abort() }
-func (s *SASA) setOptions(o options)           { s.opt = o }
-func (s *SASA) between(what string) error      { return s.st.between(what) }
-func (s *SASA) Trial(float64) (Request, error) { return Request{}, noTrial(s.st.k + 1) }
-
-// Begin opens a step.
-func (s *SASA) Begin(loss, gd float64) (Request, error) {
-	if err := s.st.begin(loss, gd); err != nil {
-		return Request{}, err
-	}
-	return Request{LR: s.lr}, nil
-}
+func (s *SASA) Name() string       { return "sasa" }
+func (s *SASA) Config() SASAConfig { return s.cfg }
 
 // End pushes Δ_k and ν_k and runs the equivalence test when it is due.
 func (s *SASA) End(obs Observation) (Result, error) {
@@ -67,7 +50,6 @@ func (s *SASA) End(obs Observation) (Result, error) {
 		return Result{}, err
 	}
 	k := s.st.k + 1
-	res := Result{Step: k, LR: s.lr}
 	// Push first and test, then commit: a failed test takes the pushes back.
 	uw, err := push(s.w, delta)
 	if err != nil {
@@ -97,49 +79,27 @@ func (s *SASA) End(obs Observation) (Result, error) {
 			Mean1: iv.Mean1, Mean2: iv.Mean2, Std: iv.Std, Dof: iv.Dof, Margin: margin, Stationary: iv.Equivalent(margin)}
 	}
 	var next float64
-	drops := tested && ev.Stationary && k > s.cfg.DropAfter
+	drops := s.wants(k, tested, ev.Stationary)
 	if drops {
-		if next, err = dropped(s.Name(), k, s.lr, s.cfg.Tau, s.cfg.DivideLR); err != nil {
+		if next, err = s.next(k, s.lr); err != nil {
 			un.undo()
 			uw.undo()
 			return Result{}, err
 		}
 	}
-	s.st.commit()
-	if tested {
-		res.Events = append(res.Events, ev)
-		if drops {
-			res.Events = append(res.Events, s.drop(k, next, "stationarity"))
-			res.ResetMomentum = !s.cfg.KeepMomentum
-		}
-	}
-	res.NextLR = s.lr
+	res := s.closeStep(k, s.lr, tested, &ev, drops, next, "stationarity", s.reset)
 	s.opt.emit(s.Name(), res.Events)
 	return res, nil
 }
 
-// drop sets α to next, the rate dropped computed, and restarts the windows.
-func (s *SASA) drop(k int, next float64, reason string) Event {
-	s.lr = next
-	s.drops++
+// reset restarts the windows after a drop.
+func (s *SASA) reset() {
 	s.w.Reset()
 	s.nu.Reset()
-	return Event{Step: k, Kind: KindDrop, NewLR: s.lr, Reason: reason}
 }
 
 // Drop implements [Dropper].
-func (s *SASA) Drop(reason string) (Result, error) {
-	if err := s.st.between("Drop"); err != nil {
-		return Result{}, err
-	}
-	next, err := dropped(s.Name(), s.st.k, s.lr, s.cfg.Tau, s.cfg.DivideLR)
-	if err != nil {
-		return Result{}, err
-	}
-	ev := s.drop(s.st.k, next, reason)
-	s.opt.emit(s.Name(), []Event{ev})
-	return Result{Step: s.st.k, LR: s.lr, NextLR: s.lr, ResetMomentum: !s.cfg.KeepMomentum, Events: []Event{ev}}, nil
-}
+func (s *SASA) Drop(reason string) (Result, error) { return s.dropNow(reason, s.reset) }
 
 // State returns a deep copy of the state between steps.
 func (s *SASA) State() SASAState {
@@ -162,12 +122,10 @@ func (s *SASA) SetState(st SASAState) error {
 	if st.Window.Total != st.NuWindow.Total {
 		return fmt.Errorf("schedule: SASAState.NuWindow.Total = %d: must equal Window.Total = %d", st.NuWindow.Total, st.Window.Total)
 	}
-	if err := firstErr(checkIntMin("SASAState.Step", st.Step, 0), checkIntMin("SASAState.Drops", st.Drops, 0),
-		checkPos("SASAState.LR", st.LR)); err != nil {
+	if err := s.restoreRule("SASAState", st.Step, st.Drops, st.LR); err != nil {
 		return err
 	}
-	s.st = stepper{k: st.Step}
-	s.lr, s.drops, s.w, s.nu = st.LR, st.Drops, w, nu
+	s.w, s.nu = w, nu
 	return nil
 }
 

@@ -12,12 +12,9 @@ import (
 // steps once N > N_min), α ← τα, the window restarts and the caller zeroes
 // the momentum.
 type SASAPlus struct {
-	cfg   SASAPlusConfig
-	opt   options
-	st    stepper
-	lr    float64
-	drops int
-	m     *stationarity
+	dropRule
+	cfg SASAPlusConfig
+	m   *stationarity
 }
 
 // SASAPlusState is the state of SASA+ between steps.
@@ -34,26 +31,12 @@ func NewSASAPlus(cfg SASAPlusConfig, opts ...Option) (*SASAPlus, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &SASAPlus{cfg: cfg, opt: buildOptions(opts), lr: cfg.LR0, m: newStationarity(cfg)}, nil
+	c := cutSpec{tau: cfg.Tau, divide: cfg.DivideLR, keepMomentum: cfg.KeepMomentum, after: cfg.DropAfter}
+	return &SASAPlus{dropRule: newDropRule("sasa+", cfg.LR0, c, opts), cfg: cfg, m: newStationarity(cfg)}, nil
 }
 
-func (s *SASAPlus) Name() string                   { return "sasa+" }
-func (s *SASAPlus) LR() float64                    { return s.lr }
-func (s *SASAPlus) Step() int                      { return s.st.k }
-func (s *SASAPlus) Searching() bool                { return false }
-func (s *SASAPlus) Config() SASAPlusConfig         { return s.cfg }
-func (s *SASAPlus) Abort()                         { s.st.abort() }
-func (s *SASAPlus) setOptions(o options)           { s.opt = o }
-func (s *SASAPlus) between(what string) error      { return s.st.between(what) }
-func (s *SASAPlus) Trial(float64) (Request, error) { return Request{}, noTrial(s.st.k + 1) }
-
-// Begin opens step k+1; SASA+ needs neither the loss nor gd, but checks them.
-func (s *SASAPlus) Begin(loss, gd float64) (Request, error) {
-	if err := s.st.begin(loss, gd); err != nil {
-		return Request{}, err
-	}
-	return Request{LR: s.lr}, nil
-}
+func (s *SASAPlus) Name() string           { return "sasa+" }
+func (s *SASAPlus) Config() SASAPlusConfig { return s.cfg }
 
 // End pushes Δ_k and runs the test when it is due.
 func (s *SASAPlus) End(obs Observation) (Result, error) {
@@ -99,9 +82,9 @@ func (s *SASAPlus) prepare(obs Observation, lr float64, allowDrop bool, p *plusS
 	if p.tested, p.undo, err = s.m.observe(p.k, delta, &p.ev); err != nil {
 		return err
 	}
-	p.drop = p.tested && allowDrop && p.ev.Stationary && p.k > s.cfg.DropAfter
+	p.drop = allowDrop && s.wants(p.k, p.tested, p.ev.Stationary)
 	if p.drop {
-		if p.next, err = dropped(s.Name(), p.k, lr, s.cfg.Tau, s.cfg.DivideLR); err != nil {
+		if p.next, err = s.next(p.k, lr); err != nil {
 			p.undo.undo()
 			return err
 		}
@@ -111,41 +94,11 @@ func (s *SASAPlus) prepare(obs Observation, lr float64, allowDrop bool, p *plusS
 
 // commit closes the step prepared in p; it cannot fail.
 func (s *SASAPlus) commit(p *plusStep) Result {
-	s.st.commit()
-	s.lr = p.lr
-	res := Result{Step: p.k, LR: p.lr}
-	if p.tested {
-		res.Events = append(res.Events, p.ev)
-		if p.drop {
-			res.Events = append(res.Events, s.drop(p.k, p.next, "stationarity"))
-			res.ResetMomentum = !s.cfg.KeepMomentum
-		}
-	}
-	res.NextLR = s.lr
-	return res
-}
-
-// drop sets α to next, the rate dropped computed, and restarts the window.
-func (s *SASAPlus) drop(k int, next float64, reason string) Event {
-	s.lr = next
-	s.drops++
-	s.m.reset()
-	return Event{Step: k, Kind: KindDrop, NewLR: s.lr, Reason: reason}
+	return s.closeStep(p.k, p.lr, p.tested, &p.ev, p.drop, p.next, "stationarity", s.m.reset)
 }
 
 // Drop implements [Dropper].
-func (s *SASAPlus) Drop(reason string) (Result, error) {
-	if err := s.st.between("Drop"); err != nil {
-		return Result{}, err
-	}
-	next, err := dropped(s.Name(), s.st.k, s.lr, s.cfg.Tau, s.cfg.DivideLR)
-	if err != nil {
-		return Result{}, err
-	}
-	ev := s.drop(s.st.k, next, reason)
-	s.opt.emit(s.Name(), []Event{ev})
-	return Result{Step: s.st.k, LR: s.lr, NextLR: s.lr, ResetMomentum: !s.cfg.KeepMomentum, Events: []Event{ev}}, nil
-}
+func (s *SASAPlus) Drop(reason string) (Result, error) { return s.dropNow(reason, s.m.reset) }
 
 // SetLR sets α for the following steps without a drop: the window and the
 // composite rule are kept. SALSA drives its SASA+ this way during SSLS.
@@ -175,12 +128,9 @@ func (s *SASAPlus) SetState(st SASAPlusState) error {
 	if err != nil {
 		return err
 	}
-	if err := firstErr(checkIntMin("SASAPlusState.Step", st.Step, 0), checkIntMin("SASAPlusState.Drops", st.Drops, 0),
-		checkPos("SASAPlusState.LR", st.LR)); err != nil {
+	if err := s.restoreRule("SASAPlusState", st.Step, st.Drops, st.LR); err != nil {
 		return err
 	}
-	s.st = stepper{k: st.Step}
-	s.lr, s.drops = st.LR, st.Drops
 	s.m.w, s.m.composite = w, st.Composite
 	return nil
 }
