@@ -49,6 +49,7 @@
 # later seeds-h9 seeds-h14 seeds-h17 seeds-h18 seeds-h20, after H21–H24 seeds-h21 to seeds-h24, seeds-cnn, seeds-resnet20, after H25–H29 seeds-h25 to seeds-h29,
 # after H30–H34 seeds-h30 to seeds-h34, and after H35–H39 seeds-h35 to seeds-h39 (seeds-h4-peers: Schedule-Free AdamW alone on H4, beside confirm-h4):
 # the same where it passes: the logreg and mlp tasks, the lstm and the cnn nearest the bar)
+# LRS=a,b,c sets a seeds-* part's shb-hand grid where its three-seed directory is not here (runs/ is not in git);
 # NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare; METHODS=a,b replaces the methods of a heldoutK part (not its variants or peers),
 # so that a set's default salsa can be left to a later call, which trains only the runs not yet finished.
@@ -467,8 +468,12 @@ for part in "${parts[@]}"; do
 		esac
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
 		# on the 1-3-10 sequence (around); before them, written out
-		if [ -n "$set" ]; then
-			lrs=$(around "$(tuned_lr runs/parity/$set-$t)") || { echo "$part: no three-seed pick in runs/parity/$set-$t" >&2; exit 2; }
+		# LRS: the grid, where the set's three-seed directory is not in this checkout (runs/ is not in git):
+		# the three-seed pick of its heldoutN.md and its neighbours
+		if [ -n "${LRS:-}" ]; then
+			lrs=$LRS
+		elif [ -n "$set" ]; then
+			lrs=$(around "$(tuned_lr runs/parity/$set-$t)") || { echo "$part: no three-seed pick in runs/parity/$set-$t (set LRS)" >&2; exit 2; }
 		else
 			case $t in
 			mlp | cnn | h5 | h14 | h17 | h18 | h24 | h25) lrs=0.3,1,3 ;;
@@ -486,7 +491,7 @@ for part in "${parts[@]}"; do
 			esac
 		fi
 		task_args $t
-		if [ -n "$set" ]; then
+		if [ -n "$set" ] && [ -d runs/parity/$set-$t ]; then
 			from=runs/parity/$set-$t/runs
 			# H89's salsa-probe runs are trained again: the guard, which went into salsa-probe after its set was run,
 			# acts there, and the runs with it were trained with --set warmup_guard=1, which salsa-probe now refuses
@@ -526,7 +531,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79} h84 h87 h88 h89 h90 h92 h93 h94; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79} h84 h85 h86 h87 h88 h89 h90 h92 h93 h94; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
