@@ -531,7 +531,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79} h84 h85 h86 h87 h88 h89 h90 h92 h93 h94; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79} h84 h85 h86 h87 h88 h89 h90 h91 h92 h93 h94; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
