@@ -36,6 +36,7 @@
 # heldout18: the eighteenth, docs/parity/heldout18.md, the same; heldout18-welch: with probe_welch=1 (docs/parity/welch.md,
 # the third screen); heldout18-peers: Schedule-Free AdamW; heldout19, heldout19-peers: the nineteenth, docs/parity/heldout19.md (heldout19-guard: with warmup_guard=1, docs/parity/guard.md);
 # heldout20, heldout20-peers: the twentieth, docs/parity/heldout20.md;
+# heldout21, heldout21-peers: the twenty-first, docs/parity/heldout21.md, kept for the next change;
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -298,7 +299,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch | heldout19 | heldout19-peers | heldout19-guard | heldout20 | heldout20-peers)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch | heldout19 | heldout19-peers | heldout19-guard | heldout20 | heldout20-peers | heldout21 | heldout21-peers)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -312,6 +313,7 @@ for part in "${parts[@]}"; do
 		# heldout18.md, salsa-probe as built; heldout18-welch: with probe_welch=1 (docs/parity/welch.md, the third screen)
 		# heldout19.md, salsa-probe as built; heldout19-guard: with warmup_guard=1 (docs/parity/guard.md, step 4)
 		# heldout20.md, salsa-probe as built with the guard (warmup_guard since it joined salsa-probe)
+		# heldout21.md, kept for the next change: salsa-probe as built, beside which that change is a variant part
 		# a variant part runs salsa-probe with the keys of its entry (space-separated), beside the set's tuned runs, into $set-SUFFIX-hN
 		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2
 			[heldout18-welch]=probe_welch=1 [heldout19-guard]=warmup_guard=1)
@@ -332,12 +334,13 @@ for part in "${parts[@]}"; do
 		[ "$set" = heldout18 ] && hs=(80 81 82 83 84)
 		[ "$set" = heldout19 ] && hs=(85 86 87 88 89)
 		[ "$set" = heldout20 ] && hs=(90 91 92 93 94)
+		[ "$set" = heldout21 ] && hs=(95 96 97 98 99)
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ $set =~ ^heldout(9|1[0-9]|20)$ ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-9]|2[01])$ ]] && methods=salsa-probe,salsa,shb-hand
 				methods=${METHODS:-$methods}
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ -n "${variants[$part]:-}" ]; then
@@ -465,6 +468,7 @@ for part in "${parts[@]}"; do
 		h8[0-4]) set=heldout18 ;;
 		h8[5-9]) set=heldout19 ;;
 		h9[0-4]) set=heldout20 ;;
+		h9[5-9]) set=heldout21 ;;
 		esac
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
 		# on the 1-3-10 sequence (around); before them, written out
@@ -531,7 +535,7 @@ for part in "${parts[@]}"; do
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..79} h84 h85 h86 h87 h88 h89 h90 h91 h92 h93 h94; do
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..94}; do
 			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }

@@ -123,10 +123,16 @@ h91=(--dataset tinyshakespeare --model lstm --batch 10 --set wd=0 --epochs 17 --
 h92=(--dataset mnist --model cnn --batch 20 --set wd=1e-4 --epochs 4 --limit 2400 --test-limit 2000)
 h93=(--dataset fashion-mnist --model mlp --batch 16 --set wd=2e-4 --epochs 4 --limit 7000)
 h94=(--dataset mnist --model logreg --batch 20 --set wd=3e-4 --epochs 3 --jobs 1)
+# H95–H99 (heldout21.md), written after every held-out task had ten seeds and before any change was designed on them
+h95=(--dataset tinyshakespeare --model lstm --batch 48 --set wd=0 --epochs 20 --limit 12000 --test-limit 10000)
+h96=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=4e-4 --epochs 10 --limit 48000 --test-limit 10000)
+h97=(--dataset mnist --model cnn --batch 24 --set wd=5e-4 --epochs 8 --limit 3400 --test-limit 2000)
+h98=(--dataset fashion-mnist --model mlp --batch 32 --set wd=0 --epochs 12 --limit 16000)
+h99=(--dataset mnist --model logreg --batch 8 --set wd=1e-4 --epochs 1 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h94).
+# array named after it (h1…h99).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
