@@ -319,22 +319,13 @@ for part in "${parts[@]}"; do
 			[heldout18-welch]=probe_welch=1 [heldout19-guard]=warmup_guard=1)
 		set=${part%-peers} hs=(17 18 19 20)
 		[ -n "${variants[$part]:-}" ] && set=${part%-*}
-		[ "$set" = heldout6 ] && hs=(21 22 23 24)
-		[ "$set" = heldout7 ] && hs=(25 26 27 28 29)
-		[ "$set" = heldout8 ] && hs=(30 31 32 33 34)
-		[ "$set" = heldout9 ] && hs=(35 36 37 38 39)
-		[ "$set" = heldout10 ] && hs=(40 41 42 43 44)
-		[ "$set" = heldout11 ] && hs=(45 46 47 48 49)
-		[ "$set" = heldout12 ] && hs=(50 51 52 53 54)
-		[ "$set" = heldout13 ] && hs=(55 56 57 58 59)
-		[ "$set" = heldout14 ] && hs=(60 61 62 63 64)
-		[ "$set" = heldout15 ] && hs=(65 66 67 68 69)
-		[ "$set" = heldout16 ] && hs=(70 71 72 73 74)
-		[ "$set" = heldout17 ] && hs=(75 76 77 78 79)
-		[ "$set" = heldout18 ] && hs=(80 81 82 83 84)
-		[ "$set" = heldout19 ] && hs=(85 86 87 88 89)
-		[ "$set" = heldout20 ] && hs=(90 91 92 93 94)
-		[ "$set" = heldout21 ] && hs=(95 96 97 98 99)
+		# the tasks of heldoutN.md: H17–H20 (N = 5), H21–H24 (6), then five a set, H(5N−10)–H(5N−6)
+		n=${set#heldout}
+		case $n in
+		5) ;;
+		6) hs=(21 22 23 24) ;;
+		*) hs=($(seq $((5 * n - 10)) $((5 * n - 6)))) ;;
+		esac
 		[ -z "${HS:-}" ] || read -ra hs <<<"$HS" # HS="30 31": those tasks of the set only
 		for h in "${hs[@]}"; do
 			task_args h$h
@@ -455,21 +446,12 @@ for part in "${parts[@]}"; do
 		# seeds 1–10 (SEEDS=10) where salsa-probe misses the bar, and where it passes (the logreg and mlp tasks, the lstm, the cnn nearest the bar):
 		# is the 3-seed median gap larger than the seeds' spread?
 		t=${part#seeds-} s=${SEEDS:-10}
-		# the eleventh to seventeenth sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
+		# the eleventh to twenty-first sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
-		case $t in
-		h4[5-9]) set=heldout11 ;;
-		h5[0-4]) set=heldout12 ;;
-		h5[5-9]) set=heldout13 ;;
-		h6[0-4]) set=heldout14 ;;
-		h6[5-9]) set=heldout15 ;;
-		h7[0-4]) set=heldout16 ;;
-		h7[5-9]) set=heldout17 ;;
-		h8[0-4]) set=heldout18 ;;
-		h8[5-9]) set=heldout19 ;;
-		h9[0-4]) set=heldout20 ;;
-		h9[5-9]) set=heldout21 ;;
-		esac
+		# H45–H99: heldoutN.md with N = (number + 10) / 5 (H45–H49 the eleventh, …, H95–H99 the twenty-first)
+		if [[ $t =~ ^h([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 45 && BASH_REMATCH[1] <= 99)); then
+			set=heldout$(((BASH_REMATCH[1] + 10) / 5))
+		fi
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours
 		# on the 1-3-10 sequence (around); before them, written out
 		# LRS: the grid, where the set's three-seed directory is not in this checkout (runs/ is not in git):
