@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The growth of ‖x‖² over a run, from the statistics every run logs
+# (docs/parity/norm.md). A step's update x_{k+1} = x_k − α_k d_k changes the
+# squared norm by ‖x_{k+1}‖² − ‖x_k‖² = −2α_k⟨x_{k+1}, d_k⟩ − α_k²‖d_k‖²,
+# and steps.csv has α_k (lr), ⟨x_{k+1}, d_k⟩ (x1d) and ‖d_k‖² (d2), so the
+# sum over the run is ‖x_T‖² − ‖x_0‖² exactly, up to float rounding. A
+# rollback of salsa-probe's probe (events.csv: a decay with reason
+# "rollback") puts back the copy kept at the end of the last accepted
+# window whose copy the next loss confirmed; the steps between that copy and
+# the rollback are left out of the sum. A run whose decay rolled back in
+# another way (the warm-up's guard) prints "n/a".
+#
+# Usage:
+#   bash scripts/norm.sh growth RUNDIR...   one line a run: its name, the growth, its final test metric
+#                                           (perplexity for tinyshakespeare, accuracy otherwise)
+#   bash scripts/norm.sh table DIR...       per salsa compare directory: the median growth and final metric of
+#                                           each shb-hand rate and each salsa-probe lr0, the tuned rate marked;
+#                                           then every salsa-probe run of all the directories counted by its
+#                                           growth, and by whether it ends within the bar of its directory's
+#                                           tuned shb-hand median (2% of perplexity, 0.2 points of accuracy)
+#   bash scripts/norm.sh run TASK LRS       salsa-probe from lr0 1e-2 and shb-hand over LRS (comma-separated),
+#                                           seeds 1–3 (SEEDS), into runs/norm/TASK (NOBUILD=1: bin/salsa as it is)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# growth RUNDIR: the line for one run.
+growth() {
+	local d=$1 field=6
+	grep -q '"dataset": "tinyshakespeare"' "$d/run.json" && field=7
+	local span
+	# span: "copy rollback" (0 0 when the run rolled back nowhere), or "n/a"
+	span=$(awk -F, '
+		NR == 1 { next }
+		$2 == "probe" {
+			reason = $8
+			if (reason == "outlier at copy") { copy = prev; next }
+			if ($5 == 1 && reason != "ends on outlier") { prev = copy; copy = $1 }
+			next
+		}
+		$2 == "decay" && $4 == "rollback" { rb = $1; next }
+		$2 == "decay" && $4 != "" && $4 != "budget" && $4 != "probe" { bad = 1 }
+		END { if (bad) print "n/a"; else printf "%d %d\n", (rb ? copy : 0), rb + 0 }
+	' "$d/events.csv" 2>/dev/null || echo "0 0")
+	local metric
+	metric=$(tail -1 "$d/epochs.csv" | cut -d, -f$field)
+	if [ "$span" = n/a ]; then
+		printf '%s n/a %s\n' "$(basename "$d")" "$metric"
+		return
+	fi
+	set -- $span
+	zcat "$d/steps.csv.gz" | awk -F, -v copy="$1" -v rb="$2" -v name="$(basename "$d")" -v metric="$metric" '
+		NR == 1 { next }
+		rb > 0 && $1 > copy && $1 <= rb { next }
+		{ a = $2; s += -2 * a * $4 - a * a * $5 }
+		END { printf "%s %.0f %s\n", name, s, metric }'
+}
+
+case ${1:-} in
+growth)
+	shift
+	for d in "$@"; do growth "$d"; done
+	;;
+table)
+	shift
+	for dir in "$@"; do
+		tuned=$(jq -r '.rows[] | select(.method == "shb-hand") | .lr0' "$dir/summary.json")
+		for r in "$dir"/runs/*; do
+			printf '%s %s ' "$(basename "$dir")" "$tuned"
+			growth "$r"
+		done
+	done | awk '
+		function median(list,   n, v, i, j, t) {
+			n = split(list, v, " ")
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+			return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		}
+		$4 == "n/a" { na++; next }
+		{
+			row = $3; sub(/-s[0-9]+$/, "", row)
+			key = $1 SUBSEP row
+			if (!(key in g)) order[++n] = key
+			g[key] = g[key] " " $4; m[key] = m[key] " " $5
+			if (row ~ /^salsa-probe/) { nrun++; rd[nrun] = $1; rg[nrun] = $4; rm[nrun] = $5 }
+			ppl[$1] = ($5 > 1); tl[$1] = $2
+			if (row == "shb-hand-lr" $2) { tg[$1] = tg[$1] " " $4; tm[$1] = tm[$1] " " $5 }
+		}
+		END {
+			printf "%-14s %-24s %9s %9s\n", "dir", "row", "growth", "final"
+			for (i = 1; i <= n; i++) {
+				split(order[i], k, SUBSEP)
+				printf "%-14s %-24s %9.0f %9.4g%s\n", k[1], k[2], median(g[order[i]]), median(m[order[i]]), (k[2] == "shb-hand-lr" tl[k[1]] ? " (tuned)" : "")
+			}
+			split("500 1000 1500 3000 6000 10000 15000", edge, " ")
+			for (i = 1; i <= nrun; i++) {
+				ref = median(tm[rd[i]])
+				ok = ppl[rd[i]] ? rm[i] <= 1.02 * ref : rm[i] >= ref - 0.002
+				for (b = 1; b <= 7 && rg[i] + 0 >= edge[b] + 0; b++) ;
+				cnt[b]++; within[b] += ok
+			}
+			print ""
+			printf "%-18s %5s %13s\n", "growth of ‖x‖²", "runs", "within the bar"
+			for (b = 1; b <= 8; b++) {
+				lo = b == 1 ? "" : edge[b - 1]; hi = b == 8 ? "" : edge[b]
+				printf "%-18s %5d %13d\n", (lo == "" ? "< " hi : hi == "" ? "≥ " lo : lo "–" hi), cnt[b], within[b]
+			}
+			if (na) printf "(%d runs rolled back by the guard: left out)\n", na
+		}'
+	;;
+run)
+	t=$2 lrs=$3
+	source scripts/build.sh
+	build_salsa
+	source scripts/tasks.sh
+	task_args "$t"
+	./bin/salsa compare "${args[@]}" --methods salsa-probe,shb-hand --grid shb-hand --lr0s "$lrs" \
+		--start-lr0s 0.01 --seeds "${SEEDS:-3}" ${JOBS:+--jobs "$JOBS"} --no-plots --out "runs/norm/$t" | tail -1
+	;;
+*)
+	sed -n '2,/^set -euo/p' "$0" | sed '$d'
+	exit 2
+	;;
+esac
