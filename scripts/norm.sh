@@ -38,7 +38,7 @@ growth() {
 			next
 		}
 		$2 == "decay" && $4 == "rollback" { rb = $1; next }
-		$2 == "decay" && $4 != "" && $4 != "budget" && $4 != "probe" { bad = 1 }
+		$2 == "decay" && $4 != "" && $4 != "budget" && $4 != "probe" && $4 != "norm cap" { bad = 1 }
 		END { if (bad) print "n/a"; else printf "%d %d\n", (rb ? copy : 0), rb + 0 }
 	' "$d/events.csv" 2>/dev/null || echo "0 0")
 	local metric
