@@ -7,8 +7,9 @@
 # rollback of salsa-probe's probe (events.csv: a decay with reason
 # "rollback") puts back the copy kept at the end of the last accepted
 # window whose copy the next loss confirmed; the steps between that copy and
-# the rollback are left out of the sum. A run whose decay rolled back in
-# another way (the warm-up's guard) prints "n/a".
+# the rollback are left out of the sum (the band prototype's "norm cap" ends
+# the probe without one). A run whose decay rolled back in another way (the
+# warm-up's guard) prints "n/a".
 #
 # Usage:
 #   bash scripts/norm.sh growth RUNDIR...   one line a run: its name, the growth, its final test metric
@@ -18,7 +19,14 @@
 #                                           then every salsa-probe run of all the directories counted by its
 #                                           growth, and by whether it ends within the bar of its directory's
 #                                           tuned shb-hand median (2% of perplexity, 0.2 points of accuracy)
-#   bash scripts/norm.sh run TASK LRS       salsa-probe from lr0 1e-2 and shb-hand over LRS (comma-separated),
+#   bash scripts/norm.sh pairs TASK:LR...   the prediction's lstms over seeds 1–3: per task, the median growth and final
+#                                           perplexity of shb-hand at LR, the ten-seed tuned rate (runs/norm/TASK-ref,
+#                                           or runs/norm/TASK), of salsa-probe from lr0 1e-2 (runs/norm/TASK-base,
+#                                           or runs/norm/TASK) and of the band (runs/normproto/TASK), and the seeds on
+#                                           which the band ends lower
+#   bash scripts/norm.sh run TASK LRS       salsa-probe from lr0 1e-2 and shb-hand over LRS (comma-separated, at least
+#                                           two rates: salsa compare tunes over them; docs/parity/norm.md has the
+#                                           commands for one),
 #                                           seeds 1–3 (SEEDS), into runs/norm/TASK (NOBUILD=1: bin/salsa as it is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,6 +112,36 @@ table)
 				printf "%-18s %5d %13d\n", (lo == "" ? "< " hi : hi == "" ? "≥ " lo : lo "–" hi), cnt[b], within[b]
 			}
 			if (na) printf "(%d runs rolled back by the guard: left out)\n", na
+		}'
+	;;
+pairs)
+	shift
+	for spec in "$@"; do
+		t=${spec%%:*} tl=${spec#*:}
+		ref=runs/norm/$t-ref base=runs/norm/$t-base
+		if [ ! -d "$ref" ]; then
+			ref=runs/norm/$t base=runs/norm/$t
+		fi
+		for s in 1 2 3; do
+			printf '%s %s ref %s\n' "$t" "$tl" "$(growth "$ref/runs/shb-hand-lr$tl-s$s")"
+			printf '%s %s base %s\n' "$t" "$tl" "$(growth "$base/runs/salsa-probe-lr0.01-s$s")"
+			printf '%s %s band %s\n' "$t" "$tl" "$(growth "runs/normproto/$t/runs/salsa-probe-lr0.01-s$s")"
+		done
+	done | awk '
+		function med3(l,   v, t) { split(l, v, " "); if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t }
+			if (v[2] > v[3]) { t = v[2]; v[2] = v[3]; v[3] = t }; if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t }; return v[2] }
+		{ k = $1 SUBSEP $3; g[k] = g[k] " " $5; m[k] = m[k] " " $6; lr[$1] = $2
+		  if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+		  if ($3 == "base") b[$1, ++nb[$1]] = $6; if ($3 == "band") w[$1, ++nw[$1]] = $6 }
+		END {
+			print "| task | tuned shb-hand: growth → perplexity | salsa-probe from lr0 1e-2 | with the band | seeds better |"
+			print "|---|---|---|---|---|"
+			for (i = 1; i <= n; i++) {
+				t = order[i]; better = 0
+				for (s = 1; s <= 3; s++) better += w[t, s] < b[t, s]
+				printf "| %s | %.0f → %.3f (lr %s) | %.0f → %.3f | %.0f → %.3f | %d of 3 |\n", t, med3(g[t SUBSEP "ref"]), med3(m[t SUBSEP "ref"]), lr[t],
+					med3(g[t SUBSEP "base"]), med3(m[t SUBSEP "base"]), med3(g[t SUBSEP "band"]), med3(m[t SUBSEP "band"]), better
+			}
 		}'
 	;;
 run)
