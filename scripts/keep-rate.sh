@@ -22,9 +22,11 @@ echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with $key (gap) | fail
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
 	d=$(current_dir "$t")
-	k=runs/parity/$part-$t
-	[ "$part" = norm ] && k=runs/normproto/$t
-	[ "$part" = norm2 ] && k=runs/normproto2/$t
+	case $part in
+	norm) k=runs/normproto/$t ;;
+	norm2) k=runs/normproto2/$t ;;
+	*) k=runs/parity/$part-$t ;;
+	esac
 	[ -d "$k/runs" ] || continue
 	tl=$(tuned_lr "$d")
 	col=6 lstm=0

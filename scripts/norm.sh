@@ -63,6 +63,15 @@ growth() {
 		END { printf "%s %.0f %s\n", name, s, metric }'
 }
 
+# median: an awk function, the median of a space-separated list of numbers
+# (the mean of the middle two for an even count), for table and pairs.
+median='
+	function median(list,   n, v, i, j, t) {
+		n = split(list, v, " ")
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}'
+
 case ${1:-} in
 growth)
 	shift
@@ -76,12 +85,7 @@ table)
 			printf '%s %s ' "$(basename "$dir")" "$tuned"
 			growth "$r"
 		done
-	done | awk '
-		function median(list,   n, v, i, j, t) {
-			n = split(list, v, " ")
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-			return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-		}
+	done | awk "$median"'
 		$4 == "n/a" { na++; next }
 		{
 			row = $3; sub(/-s[0-9]+$/, "", row)
@@ -127,9 +131,7 @@ pairs)
 			printf '%s %s base %s\n' "$t" "$tl" "$(growth "$base/runs/salsa-probe-lr0.01-s$s")"
 			printf '%s %s band %s\n' "$t" "$tl" "$(growth "runs/normproto/$t/runs/salsa-probe-lr0.01-s$s")"
 		done
-	done | awk '
-		function med3(l,   v, t) { split(l, v, " "); if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t }
-			if (v[2] > v[3]) { t = v[2]; v[2] = v[3]; v[3] = t }; if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t }; return v[2] }
+	done | awk "$median"'
 		{ k = $1 SUBSEP $3; g[k] = g[k] " " $5; m[k] = m[k] " " $6; lr[$1] = $2
 		  if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
 		  if ($3 == "base") b[$1, ++nb[$1]] = $6; if ($3 == "band") w[$1, ++nw[$1]] = $6 }
@@ -139,8 +141,8 @@ pairs)
 			for (i = 1; i <= n; i++) {
 				t = order[i]; better = 0
 				for (s = 1; s <= 3; s++) better += w[t, s] < b[t, s]
-				printf "| %s | %.0f → %.3f (lr %s) | %.0f → %.3f | %.0f → %.3f | %d of 3 |\n", t, med3(g[t SUBSEP "ref"]), med3(m[t SUBSEP "ref"]), lr[t],
-					med3(g[t SUBSEP "base"]), med3(m[t SUBSEP "base"]), med3(g[t SUBSEP "band"]), med3(m[t SUBSEP "band"]), better
+				printf "| %s | %.0f → %.3f (lr %s) | %.0f → %.3f | %.0f → %.3f | %d of 3 |\n", t, median(g[t SUBSEP "ref"]), median(m[t SUBSEP "ref"]), lr[t],
+					median(g[t SUBSEP "base"]), median(m[t SUBSEP "base"]), median(g[t SUBSEP "band"]), median(m[t SUBSEP "band"]), better
 			}
 		}'
 	;;
