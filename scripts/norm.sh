@@ -24,6 +24,10 @@
 #                                           or runs/norm/TASK), of salsa-probe from lr0 1e-2 (runs/norm/TASK-base,
 #                                           or runs/norm/TASK) and of the band (runs/normproto/TASK), and the seeds on
 #                                           which the band ends lower
+#   bash scripts/norm.sh caps N0 RUNDIR...  the third version's decisions worked out from salsa-probe runs' logs
+#                                           (docs/parity/norm.md): per run, the decay's level, the rate of the
+#                                           accepted window after which the relative cap ends the climb ("-" when
+#                                           it does not) and the level it gives; N0 is ‖x_0‖²
 #   bash scripts/norm.sh run TASK LRS       salsa-probe from lr0 1e-2 and shb-hand over LRS (comma-separated, at least
 #                                           two rates: salsa compare tunes over them; docs/parity/norm.md has the
 #                                           commands for one),
@@ -145,6 +149,39 @@ pairs)
 					median(g[t SUBSEP "base"]), median(m[t SUBSEP "base"]), median(g[t SUBSEP "band"]), median(m[t SUBSEP "band"]), better
 			}
 		}'
+	;;
+caps)
+	n0=$2
+	shift 2
+	for d in "$@"; do
+		# the probe's windows run between its events (a copy's outlier check is
+		# not a window's end); a window's growth is the sum of its steps'
+		awk -F, -v n0="$n0" -v name="$(basename "$d")" '
+			FNR == NR {
+				if (FNR == 1) next
+				if ($2 == "probe" && $8 != "outlier at copy") { ps[++np] = $1; acc[np] = $5 }
+				if ($2 == "decay" && lvl == "") lvl = $3
+				next
+			}
+			FNR == 1 { next }
+			{ a = $2; g += -2 * a * $4 - a * a * $5; gs[$1] = g; lr[$1] = a }
+			END {
+				prev = 0; at = "-"; to = lvl
+				for (i = 2; i <= np; i++) {
+					s0 = ps[i - 1]; s1 = ps[i]
+					if (s1 <= s0) continue
+					if (acc[i] != 1) break
+					wg = gs[s1] - gs[s0]
+					if (wg > 0) {
+						q = 4
+						if (prev > 0) { q = wg / prev; q = q < 1 ? 1 : q > 4 ? 4 : q }
+						if (q * wg > n0 + gs[s1]) { at = sprintf("%.4g", lr[s1]); to = lr[s1] / 2; break }
+					}
+					prev = wg
+				}
+				printf "%s %.4g %s %.4g\n", name, lvl, at, to
+			}' "$d/events.csv" <(zcat "$d/steps.csv.gz")
+	done
 	;;
 run)
 	t=$2 lrs=$3
