@@ -3,9 +3,11 @@
 # against salsa-probe's runs from the same lr0 and seeds in the task's current ten-seed directory;
 # with PART=backoff, docs/parity/backoff.md's probe_backoff=4 (runs/parity/backoff-TASK) instead, with PART=cuts
 # docs/parity/cuts.md's decay_cuts=1 (runs/parity/cuts-TASK), with PART=norm docs/parity/norm.md's band on the
-# growth of ‖x‖² (runs/normproto/TASK, a throwaway build), with PART=norm2 its second version (runs/normproto2/TASK).
+# growth of ‖x‖² (runs/normproto/TASK, a throwaway build), with PART=norm2 its second version (runs/normproto2/TASK),
+# with PART=norm3 its third, the cap relative to ‖x‖² (runs/normproto3/TASK; PART=norm3x: from lr0 1e-3 and 1e-1,
+# runs/normproto3x/TASK).
 #
-#   [PART=backoff|cuts|norm|norm2] bash scripts/keep-rate.sh TASK...
+#   [PART=backoff|cuts|norm|norm2|norm3|norm3x] bash scripts/keep-rate.sh TASK...
 #       per task and lr0: the tuned shb-hand's median over seeds 1–10, salsa-probe's median without and
 #       with probe_keep_rate (gap; positive better, bold outside the bar), the runs that failed or end
 #       at chance, and the seeds on which the change ends better
@@ -17,7 +19,7 @@ final() {
 	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
 }
 part=${PART:-keep}
-key=$(case $part in keep) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; *) echo "PART=$part: must be keep, backoff, cuts, norm or norm2" >&2; exit 2 ;; esac) || exit 2
+key=$(case $part in keep) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; *) echo "PART=$part: must be keep, backoff, cuts, norm, norm2, norm3 or norm3x" >&2; exit 2 ;; esac) || exit 2
 echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with $key (gap) | failed or at chance | seeds better |"
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
@@ -25,6 +27,8 @@ for t in "$@"; do
 	case $part in
 	norm) k=runs/normproto/$t ;;
 	norm2) k=runs/normproto2/$t ;;
+	norm3) k=runs/normproto3/$t ;;
+	norm3x) k=runs/normproto3x/$t ;;
 	*) k=runs/parity/$part-$t ;;
 	esac
 	[ -d "$k/runs" ] || continue

@@ -19,7 +19,8 @@
 #                                           then every salsa-probe run of all the directories counted by its
 #                                           growth, and by whether it ends within the bar of its directory's
 #                                           tuned shb-hand median (2% of perplexity, 0.2 points of accuracy)
-#   bash scripts/norm.sh pairs TASK:LR...   the prediction's lstms over seeds 1–3: per task, the median growth and final
+#   [BAND=DIR] bash scripts/norm.sh pairs TASK:LR...
+#                                           the prediction's lstms over seeds 1–3: per task, the median growth and final
 #                                           perplexity of shb-hand at LR, the ten-seed tuned rate (runs/norm/TASK-ref,
 #                                           or runs/norm/TASK), of salsa-probe from lr0 1e-2 (runs/norm/TASK-base,
 #                                           or runs/norm/TASK) and of the band (runs/normproto/TASK), and the seeds on
@@ -133,7 +134,7 @@ pairs)
 		for s in 1 2 3; do
 			printf '%s %s ref %s\n' "$t" "$tl" "$(growth "$ref/runs/shb-hand-lr$tl-s$s")"
 			printf '%s %s base %s\n' "$t" "$tl" "$(growth "$base/runs/salsa-probe-lr0.01-s$s")"
-			printf '%s %s band %s\n' "$t" "$tl" "$(growth "runs/normproto/$t/runs/salsa-probe-lr0.01-s$s")"
+			printf '%s %s band %s\n' "$t" "$tl" "$(growth "${BAND:-runs/normproto}/$t/runs/salsa-probe-lr0.01-s$s")"
 		done
 	done | awk "$median"'
 		{ k = $1 SUBSEP $3; g[k] = g[k] " " $5; m[k] = m[k] " " $6; lr[$1] = $2
