@@ -106,6 +106,33 @@ func gather(dst []float32, vs []*model.Variable) ([]float32, error) {
 	return dst, nil
 }
 
+// normSq is ‖x‖² over the trainable variables the graphs use, summed in
+// float64 on the host: the [schedule.Observation.X2] of a
+// [schedule.NormAsker].
+func (t *Trainer) normSq() (float64, error) {
+	if t.trainable == nil {
+		return 0, errors.New("salsagomlx: ‖x‖² before the first gradient step")
+	}
+	var sum float64
+	for _, v := range t.trainable {
+		val, err := v.Value()
+		if err == nil {
+			switch val.DType() {
+			case dtypes.Float32:
+				err = tensors.ConstFlatData(val, func(f []float32) { sum += direction.Dot(f, f) })
+			case dtypes.Float64:
+				err = tensors.ConstFlatData(val, func(f []float64) { sum += direction.Dot(f, f) })
+			default:
+				err = fmt.Errorf("is %s: ‖x‖² takes Float32 or Float64 parameters", val.DType())
+			}
+		}
+		if err != nil {
+			return 0, fmt.Errorf("salsagomlx: %s: %w", v.Path(), err)
+		}
+	}
+	return sum, nil
+}
+
 // scatter writes src, concatenated, into the values of vs, in place.
 func scatter(vs []*model.Variable, src []float32) error {
 	off := 0

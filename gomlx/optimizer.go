@@ -189,6 +189,9 @@ func (o *Optimizer) UpdateGraph(scope *model.Scope, g *Graph, loss *Node) {
 		}
 	}
 	store := o.t.store
+	if o.t.trainable == nil {
+		o.t.trainable = vs // for ‖x‖² (Trainer.normSq); the search's graph sets it too
+	}
 	if o.search {
 		o.searchGraph(scope, g, loss, vs, xs)
 	} else {

@@ -366,3 +366,47 @@ func TestTrainerReusedStoreSetsLR(t *testing.T) {
 		t.Errorf("/salsa/lr = %v (host %v), want 0.25", got, tr.LR())
 	}
 }
+
+// TestOptimizerReportsNorm: inside GoMLX's train.Loop, the Optimizer gives
+// a scheduler that asks for it (schedule.NormAsker) ‖x_{k+1}‖², the sum of
+// squares of the trainable variables after the step's update.
+func TestOptimizerReportsNorm(t *testing.T) {
+	const in, out, batch, steps = 4, 3, 16, 20
+	w0 := normalWeights(rand.New(rand.NewPCG(3, 4)), in*out, 0.3)
+	store := model.NewStore()
+	opt, err := NewOptimizer(store, Config{LR: 0.1, Beta: 0.9, WeightDecay: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer := train.NewTrainer(gobackend.GetBackend(), store, (func(*model.Scope, *Node) *Node)(fixedLinear(w0, in, out)),
+		meanCE, opt, nil, nil)
+	loop := train.NewLoop(trainer)
+	rec := &recorder{Scheduler: testSASAPlus(t, 0.1), norm: true}
+	if err := opt.Attach(loop, rec); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	loop.OnStep("test", 0, func(*train.Loop, []*tensors.Tensor) error {
+		var x2 float64
+		for v := range store.IterVariables() {
+			if v.Trainable {
+				tensors.MustConstFlatData(v.MustValue(), func(f []float32) {
+					for _, x := range f {
+						x2 += float64(x) * float64(x)
+					}
+				})
+			}
+		}
+		if !(x2 > 0) || !near(rec.obs.X2, x2, 1e-6) {
+			t.Errorf("step %d: X2 = %v, want ‖x‖² = %v", opt.LastResult().Step, rec.obs.X2, x2)
+		}
+		seen++
+		return nil
+	})
+	if _, err := loop.RunSteps(&toyDataset{r: rand.New(rand.NewPCG(5, 6)), n: batch}, steps); err != nil {
+		t.Fatal(err)
+	}
+	if seen != steps {
+		t.Errorf("%d steps checked, want %d", seen, steps)
+	}
+}

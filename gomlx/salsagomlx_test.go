@@ -194,7 +194,9 @@ func near(a, b, rel float64) bool {
 
 // TestRunMatchesHost drives the trainer through the scheduler protocol, both
 // with and without the line search and with a momentum reset, and compares
-// every loss, ‖g‖², trial loss, ⟨x⁺,d⟩ and ‖d‖² with the float64 reference.
+// every loss, ‖g‖², trial loss, ⟨x⁺,d⟩ and ‖d‖² with the float64 reference,
+// and ‖x⁺‖² where the scheduler asks for it (schedule.NormAsker; 0 where
+// it does not).
 func TestRunMatchesHost(t *testing.T) {
 	const in, out, n = 7, 3, 16
 	for _, c := range []struct{ search, decayAll bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
@@ -212,7 +214,7 @@ func TestRunMatchesHost(t *testing.T) {
 			h.w[i] = float64(v)
 		}
 		s := &constSched{lr: cfg.LR, search: search, sdc: 0.1, resetAt: 3}
-		rec := &recorder{Scheduler: s}
+		rec := &recorder{Scheduler: s, norm: !c.decayAll}
 		for step := 1; step <= 5; step++ {
 			X, y := randBatch(r, n, in, out)
 			xt, yt := tensors.FromFlatDataAndDimensions(X, n, in), tensors.FromFlatDataAndDimensions(y, n)
@@ -259,6 +261,15 @@ func TestRunMatchesHost(t *testing.T) {
 			if !near(rec.obs.X1D, x1d+b1d, 1e-4) || !near(rec.obs.D2, d2+bd2, 1e-4) {
 				t.Errorf("search=%v step %d: obs %+v, want x1d %v d2 %v", search, step, rec.obs, x1d+b1d, d2+bd2)
 			}
+			x2 := 0.0
+			if rec.norm {
+				for _, v := range append(append([]float64{}, h.w...), h.b...) {
+					x2 += v * v
+				}
+			}
+			if !near(rec.obs.X2, x2, 1e-5) || (x2 > 0) != rec.norm {
+				t.Errorf("search=%v step %d: X2 %v, want %v (asked: %v)", search, step, rec.obs.X2, x2, rec.norm)
+			}
 			if res.ResetMomentum {
 				clear(h.hw)
 				clear(h.hb)
@@ -270,6 +281,7 @@ func TestRunMatchesHost(t *testing.T) {
 // recorder wraps a Scheduler and keeps what the trainer reported in a step.
 type recorder struct {
 	schedule.Scheduler
+	norm     bool // AsksNorm: the trainer reports ‖x_{k+1}‖²
 	loss, gd float64
 	etas     []float64
 	fs       []float64
@@ -293,6 +305,9 @@ func (r *recorder) Trial(f float64) (schedule.Request, error) {
 	}
 	return req, err
 }
+
+// AsksNorm makes the recorder a schedule.NormAsker when norm is set.
+func (r *recorder) AsksNorm() bool { return r.norm }
 
 func (r *recorder) End(obs schedule.Observation) (schedule.Result, error) {
 	r.obs = obs

@@ -498,7 +498,17 @@ func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule
 // the validation loss when s asks for it, keeps or puts back the parameters
 // and resets the momentum when asked.
 func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
-	res, err := s.End(schedule.Observation{X1D: x1d, D2: d2})
+	obs := schedule.Observation{X1D: x1d, D2: d2}
+	if schedule.AsksNorm(s) {
+		// ‖x_{k+1}‖², read on the host only for a scheduler that asks
+		x2, err := t.normSq()
+		if err != nil {
+			s.Abort()
+			return schedule.Result{}, err
+		}
+		obs.X2 = x2
+	}
+	res, err := s.End(obs)
 	if err != nil {
 		s.Abort()
 		return res, err

@@ -225,6 +225,9 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 	var rep Report
 	wv, _ := s.(schedule.Validator)
 	asks := schedule.AsksVal(s)
+	if schedule.AsksNorm(s) {
+		return nil, rep, fmt.Errorf("replay: %s reads ‖x_{k+1}‖² at every step (probe_norm_cap=1), which a trace does not log: it cannot be replayed", s.Name())
+	}
 	if len(vals) > 0 {
 		if wv == nil && !asks {
 			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s does not validate (a -val method or plateau does, or salsa-probe with probe_val=1)", len(vals), s.Name())

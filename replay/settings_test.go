@@ -84,6 +84,13 @@ func TestRunValidatedErrors(t *testing.T) {
 			t.Errorf("salsa-budget with ProbeVal %v: %v, want %q", c.vals, err, c.msg)
 		}
 	}
+	// the probe's norm cap reads ‖x‖², which no trace logs: refused
+	pc.Tail.ProbeVal, pc.Tail.ProbeNormCap = false, true
+	if s, err := schedule.New("salsa-budget", pc); err != nil {
+		t.Fatal(err)
+	} else if _, _, err := replay.Run(rows, s); err == nil || !strings.Contains(err.Error(), "probe_norm_cap=1") {
+		t.Errorf("salsa-budget with ProbeNormCap: %v, want a refusal naming probe_norm_cap=1", err)
+	}
 	s, _ := schedule.New("sasa+-val", cfg)
 	evs, _, err := replay.RunValidated(rows, s, []replay.Validation{{1, 2}, {2, 1}})
 	if err != nil || len(evs) != 2 || evs[0].Kind != schedule.KindValidation || evs[1].Step != 2 || evs[1].ValLoss != 1 {

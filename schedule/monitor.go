@@ -89,6 +89,17 @@ func (s *stepper) checkEnd(obs Observation, lr float64) (delta float64, err erro
 	return delta, nil
 }
 
+// checkX2 checks step k's ‖x_{k+1}‖² ([Observation.X2]): finite and ≥ 0.
+func checkX2(k int, x2 float64) error {
+	if err := finite("X2", k, x2); err != nil {
+		return err
+	}
+	if x2 < 0 {
+		return fmt.Errorf("schedule: step %d: X2 = %v: a squared norm must be ≥ 0", k, x2)
+	}
+	return nil
+}
+
 func (s *stepper) commit() int {
 	s.k++
 	s.open = false

@@ -111,6 +111,13 @@ const ReasonRetry = "retry"
 // ([Result.RollbackEarlier]).
 const ReasonRollbackToLevel = "rollback to level"
 
+// ReasonNormCap is, with [TailConfig.ProbeNormCap], the Reason of the
+// [KindProbe] event that ends the probe after an accepted window whose
+// next one, at twice the rate, is projected to more than double ‖x‖²
+// (Mean: that projected growth; Prev: ‖x_{k+1}‖²; NewLR: the rate not
+// run), and of the [KindDecay] event that follows it.
+const ReasonNormCap = "norm cap"
+
 // ReasonWarmupRise is, with [TailConfig.WarmupGuard], the Reason of the
 // [KindDecay] event of a warm-up ended by a window whose mean loss is
 // above the warm-up's best window's: the parameters go back to that
@@ -180,6 +187,13 @@ type probeState struct {
 	GuardSd float64 `json:",omitempty"`
 	GuardN  int     `json:",omitempty"`
 	GuardLR float64 `json:",omitempty"`
+	// With ProbeNormCap: X2 is ‖x_{k+1}‖² at the last step, WinX2 at the
+	// current window's start; LastG and PrevG are the last two accepted
+	// windows' growth of ‖x‖², the last one first.
+	X2    float64 `json:",omitempty"`
+	WinX2 float64 `json:",omitempty"`
+	LastG float64 `json:",omitempty"`
+	PrevG float64 `json:",omitempty"`
 }
 
 // summary returns the mean, the sample standard deviation σ̂ (stats.Std,
@@ -371,6 +385,8 @@ func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float6
 		return evs, false, 0, false
 	}
 	if accept {
+		// the window's growth of ‖x‖² (all zero without ProbeNormCap)
+		p.PrevG, p.LastG, p.WinX2 = p.LastG, p.X2-p.WinX2, p.X2
 		p.OK, p.Prev, p.Sd, p.PN, p.LR, p.Retry = p.LR, m, sd, n, probeRaise*p.LR, false
 		if r.Welch && (p.BestN < 2 || m < p.BestM) {
 			p.BestM, p.BestSd, p.BestN = m, sd, n
@@ -390,6 +406,23 @@ func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float6
 	return evs, false, 0, false
 }
 
+// capNext is [TailConfig.ProbeNormCap]'s test after an accepted window:
+// the next window's growth of ‖x‖² projected as the last one's times the
+// ratio of the last two, held to [1, 4] (4 when the one before grew
+// nothing), and whether it is more than ‖x_{k+1}‖². A window that did not
+// grow ‖x‖² caps nothing.
+func (p *probeState) capNext() (next float64, capped bool) {
+	if !(p.LastG > 0) {
+		return 0, false
+	}
+	q := float64(probeRaise * probeRaise)
+	if p.PrevG > 0 {
+		q = min(q, max(1, p.LastG/p.PrevG))
+	}
+	next = q * p.LastG
+	return next, next > p.X2
+}
+
 // check validates a restored probe state.
 func (p *probeState) check() error {
 	if err := firstErr(checkNonNeg("TailState.Probe.LR", p.LR), checkNonNeg("TailState.Probe.OK", p.OK), checkNonNeg("TailState.Probe.Kept", p.Kept), checkNonNeg("TailState.Probe.Earlier", p.Earlier),
@@ -404,10 +437,13 @@ func (p *probeState) check() error {
 			return &FieldError{"TailState.Probe.Rates", r, "must be positive and finite"}
 		}
 	}
-	for _, f := range append([]float64{p.Prev, p.Val, p.BestM, p.GuardM}, p.Win...) {
+	for _, f := range append([]float64{p.Prev, p.Val, p.BestM, p.GuardM, p.LastG, p.PrevG}, p.Win...) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return &FieldError{"TailState.Probe.Prev, .Val, .BestM, .GuardM and .Win", f, "must be finite"}
+			return &FieldError{"TailState.Probe.Prev, .Val, .BestM, .GuardM, .LastG, .PrevG and .Win", f, "must be finite"}
 		}
+	}
+	if err := firstErr(checkNonNeg("TailState.Probe.X2", p.X2), checkNonNeg("TailState.Probe.WinX2", p.WinX2)); err != nil {
+		return err
 	}
 	return nil
 }

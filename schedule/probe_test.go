@@ -756,6 +756,7 @@ func TestProbeVariantsSuite(t *testing.T) {
 		"retry": func(c *schedule.TailConfig) { c.ProbeRetry = true },
 		"cuts":  func(c *schedule.TailConfig) { c.Cuts = true },
 		"guard": func(c *schedule.TailConfig) { c.WarmupGuard = true },
+		"norm":  func(c *schedule.TailConfig) { c.ProbeNormCap = true },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := small(schedule.PresetPaper)
@@ -796,6 +797,12 @@ func wantRefused(t *testing.T, c schedule.Config, want string) {
 // stays.
 func stepCap(t *testing.T, s schedule.Scheduler, f, cap float64) schedule.Result {
 	t.Helper()
+	return stepObs(t, s, f, cap, schedule.Observation{})
+}
+
+// stepObs is stepCap with the update statistics obs.
+func stepObs(t *testing.T, s schedule.Scheduler, f, cap float64, obs schedule.Observation) schedule.Result {
+	t.Helper()
 	req, err := s.Begin(f, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -809,7 +816,7 @@ func stepCap(t *testing.T, s schedule.Scheduler, f, cap float64) schedule.Result
 			t.Fatal(err)
 		}
 	}
-	res, err := s.End(schedule.Observation{})
+	res, err := s.End(obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1341,4 +1348,184 @@ func TestWarmupGuard(t *testing.T) {
 	d.SetBudget(100, 0)
 	d.Tail.Probe = true
 	wantRefused(t, d, "TailConfig.WarmupGuard = true: needs Probe and ProbeRollback")
+}
+
+// capConfig is earlyConfig with the rollback and ProbeNormCap: the probe
+// starts after step 10 from α_s, its windows are 10 steps long, the first
+// at 2α_s.
+func capConfig() schedule.Config {
+	c := earlyConfig()
+	c.Tail.ProbeRollback, c.Tail.ProbeNormCap = true, true
+	return c
+}
+
+// capRun runs a Tail of capConfig over the warm-up's W = 10 losses of
+// mean 1 and then windows of the given means, ‖x_{k+1}‖² at 100 until the
+// probe's start and then reaching x2s[i] at the end of window i (in steps
+// of a tenth of the window's growth). It returns the steps' Results, and
+// α_s.
+func capRun(t *testing.T, s *schedule.Tail, means, x2s []float64) ([]schedule.Result, float64) {
+	t.Helper()
+	var out []schedule.Result
+	x2 := 100.0
+	for _, f := range window(1, 10) {
+		out = append(out, stepObs(t, s, f, math.Inf(1), schedule.Observation{X2: x2}))
+	}
+	as := s.LR() / 2
+	for i, m := range means {
+		from := x2
+		for j, f := range window(m, 10) {
+			x2 = from + (x2s[i]-from)*float64(j+1)/10
+			out = append(out, stepObs(t, s, f, math.Inf(1), schedule.Observation{X2: x2}))
+			if d, _ := s.Decaying(); d {
+				return out, as
+			}
+		}
+	}
+	return out, as
+}
+
+// TestProbeNormCap: a trace table of ProbeNormCap. The probe starts at
+// ‖x‖² = 100; each row gives the windows' means and the ‖x‖² each window
+// ends at, and the step the probe ends, its reason and the decay's rate.
+func TestProbeNormCap(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		means     []float64
+		x2s       []float64
+		step      int
+		reason    string
+		level     float64 // × α_s
+		projected float64 // the cap event's Mean
+		x2        float64 // and its Prev
+	}{
+		// 10, then 40: the second projects 40·min(4, 40/10) = 160 > 150,
+		// and ends the probe after the window at 4α_s, decaying from 2α_s
+		{"doubling projected", []float64{0.9, 0.8, 0.7}, []float64{110, 150, 1000}, 30, schedule.ReasonNormCap, 2, 160, 150},
+		// 30, then 45: 4·45 = 180 would pass 175, but the measured ratio
+		// 1.5 projects 67.5; after the third window (growth 5: 5·1 < 180)
+		// the fourth is rejected (0.1 above the third's mean, no outlier):
+		// the rollback, from 8α_s/2
+		{"measured ratio below 4", []float64{0.9, 0.8, 0.7, 0.8}, []float64{130, 175, 180, 180}, 50, "rollback", 4, 0, 0},
+		// the first window has no ratio yet, ×4: 4·35 = 140 > 135, capped
+		// after it, from 2α_s/2
+		{"first window", []float64{0.9, 0.8}, []float64{135, 1000}, 20, schedule.ReasonNormCap, 1, 140, 135},
+		// ‖x‖² shrinking (weight decay): nothing to cap; the rejection
+		// ends the probe
+		{"shrinking", []float64{0.9, 0.8, 0.9}, []float64{90, 50, 40}, 40, "rollback", 2, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := mustNewTail(t, capConfig())
+			out, as := capRun(t, s, c.means, c.x2s)
+			last := out[len(out)-1]
+			if last.Step != c.step {
+				t.Fatalf("the probe ended at step %d (%+v), want %d", last.Step, last.Events, c.step)
+			}
+			n := len(last.Events)
+			if n < 2 || last.Events[n-1].Kind != schedule.KindDecay || last.Events[n-1].Reason != c.reason || !near(last.Events[n-1].NewLR, c.level*as) {
+				t.Fatalf("step %d: events %+v, want a decay from %v·α_s = %v with reason %q", last.Step, last.Events, c.level, c.level*as, c.reason)
+			}
+			if !last.ResetMomentum || !last.Release {
+				t.Errorf("step %d: %+v, want the momentum zeroed and the copies released", last.Step, last)
+			}
+			if c.reason != schedule.ReasonNormCap {
+				return
+			}
+			capEv, acc := last.Events[n-2], last.Events[n-3]
+			if last.Rollback || capEv.Kind != schedule.KindProbe || capEv.Reason != schedule.ReasonNormCap || !near(capEv.Mean, c.projected) ||
+				!near(capEv.Prev, c.x2) || capEv.Accept || !acc.Accept || capEv.NewLR != 2*acc.NewLR {
+				t.Errorf("step %d: %+v, want no rollback, an accepted window and the cap's event (projected %v, the rate not run twice the accepted one)", last.Step, last, c.projected)
+			}
+		})
+	}
+	c := capConfig()
+	c.Tail.ProbeKeepRate = true
+	wantRefused(t, c, "TailConfig.ProbeNormCap = true: not with ProbeKeepRate")
+	c = capConfig()
+	c.Tail.ProbeLevelCopy = true
+	wantRefused(t, c, "TailConfig.ProbeNormCap = true: not with ProbeLevelCopy")
+	c = capConfig()
+	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = false, false, false
+	wantRefused(t, c, "TailConfig.ProbeNormCap = true: needs Probe")
+}
+
+// near reports whether a and b agree to 1e-9 relative to b (at least 1).
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
+
+// TestProbeNormCapAsks: a Tail with ProbeNormCap is a NormAsker and refuses
+// a non-finite or negative ‖x_{k+1}‖², leaving the step open; without it X2
+// is not read.
+func TestProbeNormCapAsks(t *testing.T) {
+	s := mustNewTail(t, capConfig())
+	if !schedule.AsksNorm(s) {
+		t.Fatal("AsksNorm = false with ProbeNormCap")
+	}
+	if schedule.AsksNorm(mustNewTail(t, earlyConfig())) {
+		t.Fatal("AsksNorm = true without ProbeNormCap")
+	}
+	req, err := s.Begin(1, 1)
+	for err == nil && req.Eval {
+		req, err = s.Trial(0.5)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.End(schedule.Observation{X2: math.NaN()}); !errors.Is(err, schedule.ErrNonFinite) {
+		t.Errorf("End(X2 = NaN) = %v, want ErrNonFinite", err)
+	}
+	if _, err := s.End(schedule.Observation{X2: -1}); err == nil || !strings.Contains(err.Error(), "X2 = -1") {
+		t.Errorf("End(X2 = -1) = %v, want an error naming X2", err)
+	}
+	if _, err := s.End(schedule.Observation{X2: 1}); err != nil {
+		t.Errorf("End(X2 = 1) after the refused ones: %v", err)
+	}
+}
+
+// TestProbeNormCapResume: a snapshot taken inside the probe carries the
+// windows' growth of ‖x‖²: restored, the run caps at the step the
+// uninterrupted one does.
+func TestProbeNormCapResume(t *testing.T) {
+	x2 := func(k int) float64 { // 100 to step 10, then +1, +4 a step
+		switch {
+		case k <= 10:
+			return 100
+		case k <= 20:
+			return 100 + float64(k-10)
+		}
+		return 110 + 4*float64(k-20)
+	}
+	fs := append(append(window(1, 10), window(0.9, 10)...), window(0.8, 10)...)
+	run := func(s schedule.Scheduler, from int) []schedule.Result {
+		var out []schedule.Result
+		for k := from; k <= len(fs); k++ {
+			out = append(out, stepObs(t, s, fs[k-1], math.Inf(1), schedule.Observation{X2: x2(k)}))
+		}
+		return out
+	}
+	s := mustNewTail(t, capConfig())
+	want := run(s, 1)
+	if e := want[29].Events; len(e) < 2 || e[len(e)-1].Reason != schedule.ReasonNormCap {
+		t.Fatalf("step 30: events %+v, want the cap (10, then 40: 160 > 150)", e)
+	}
+	for _, m := range []int{15, 20, 25} {
+		s := mustNewTail(t, capConfig())
+		run(s, 1)
+		s = mustNewTail(t, capConfig())
+		head := want[:0:0]
+		for k := 1; k <= m; k++ {
+			head = append(head, stepObs(t, s, fs[k-1], math.Inf(1), schedule.Observation{X2: x2(k)}))
+		}
+		data, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := schedule.Restore(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(head, run(r, m+1)...)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("resumed after step %d: the Results differ from the uninterrupted run's", m)
+		}
+	}
 }

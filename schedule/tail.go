@@ -162,6 +162,24 @@ type TailConfig struct {
 	// kept copy's rate, nor with a ProbeBackoff other than 2: one earlier
 	// copy reaches half the last accepted rate only.
 	ProbeLevelCopy bool
+	// ProbeNormCap, with Probe: after an accepted window, the probe ends
+	// if the next window, at twice the rate, is projected to grow ‖x‖² by
+	// more than ‖x‖² is now (to more than double it). The projection is
+	// the accepted window's growth of ‖x‖² times the ratio of the last two
+	// accepted windows' growth, held to [1, 4] (a step's growth,
+	// −2α⟨x_{k+1}, d⟩ − α²‖d‖², goes at most as α²; 4 after a window that
+	// grew nothing, or the first). The decay then begins as after a failed
+	// rate (with ProbeEarly from half the last accepted rate, the momentum
+	// zeroed) but from the parameters the accepted window reached, with no
+	// rollback; the events' Reason is [ReasonNormCap]. The caller reports
+	// ‖x_{k+1}‖² in each step's [Observation.X2] ([NormAsker]). On the
+	// lstms trained without weight decay the climb to rates whose windows
+	// doubled ‖x‖² cost perplexity at any level of the decay; screened
+	// over ten seeds (docs/parity/norm.md) the cap brought every
+	// overfitting lstm within 2% of the tuned schedule. Not with
+	// ProbeKeepRate or ProbeLevelCopy, whose levels and copies are those
+	// of a rollback the cap does not make.
+	ProbeNormCap bool
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the
 	// first third, α_s/10 for the second and α_s/100 for the last (step
@@ -291,6 +309,16 @@ func (c TailConfig) Validate() error {
 			return &FieldError{"TailConfig.ProbeLevelCopy", c.ProbeLevelCopy, "not with ProbeKeepRate (--set probe_keep_rate=1), which decays from the rate of the copy put back"}
 		case c.ProbeBackoff != 0 && c.ProbeBackoff != probeRaise:
 			return &FieldError{"TailConfig.ProbeLevelCopy", c.ProbeLevelCopy, fmt.Sprintf("not with ProbeBackoff %v (--set probe_backoff): the one earlier copy reaches the level of the back-off of %v only", c.ProbeBackoff, probeRaise)}
+		}
+	}
+	if c.ProbeNormCap {
+		switch {
+		case !c.Probe:
+			return &FieldError{"TailConfig.ProbeNormCap", c.ProbeNormCap, "needs Probe (--set probe=1; salsa-probe has it)"}
+		case c.ProbeKeepRate:
+			return &FieldError{"TailConfig.ProbeNormCap", c.ProbeNormCap, "not with ProbeKeepRate (--set probe_keep_rate=1): the cap ends the probe without the rollback whose copy sets that level"}
+		case c.ProbeLevelCopy:
+			return &FieldError{"TailConfig.ProbeNormCap", c.ProbeNormCap, "not with ProbeLevelCopy (--set probe_level_copy=1): the cap ends the probe without the rollback that puts back the level's copy"}
 		}
 	}
 	if c.ProbeBackoff != 0 {
@@ -546,6 +574,11 @@ func (t *Tail) PickAverage(gain []float64, metric string) (Event, error) {
 // [TailConfig.ProbeVal].
 func (t *Tail) AsksVal() bool { return t.cfg.ProbeVal }
 
+// AsksNorm reports whether End reads ‖x_{k+1}‖² ([Observation.X2]): with
+// [TailConfig.ProbeNormCap]. A caller that does not measure it refuses
+// such a scheduler before its first step.
+func (t *Tail) AsksNorm() bool { return t.cfg.ProbeNormCap }
+
 // RollsBack reports whether End may ask the caller to copy the parameters
 // and put them back ([Result.Save], [Result.Rollback]): with
 // [TailConfig.ProbeRollback]. A caller that cannot refuses such a
@@ -614,6 +647,11 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	if err := t.waiting("End"); err != nil {
 		return Result{}, err
 	}
+	if t.cfg.ProbeNormCap {
+		if err := checkX2(t.Step()+1, obs.X2); err != nil {
+			return Result{}, err
+		}
+	}
 	if t.deciding() {
 		res, err := t.inner.End(obs)
 		if err != nil {
@@ -644,6 +682,10 @@ func (t *Tail) End(obs Observation) (Result, error) {
 			// the warm-up's parameters, at a rate the line search accepted:
 			// kept at once
 			res.Save, res.Confirm = t.cfg.ProbeRollback, t.cfg.ProbeRollback
+			if t.cfg.ProbeNormCap {
+				// the first window's growth of ‖x‖² is counted from here
+				t.probe.X2, t.probe.WinX2 = obs.X2, obs.X2
+			}
 			if t.cfg.ProbeVal {
 				// the reference of the first outliers: the validation loss
 				// here
@@ -660,6 +702,9 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	}
 	loss := t.st.loss
 	k := t.st.commit()
+	if t.probe.On && t.cfg.ProbeNormCap {
+		t.probe.X2 = obs.X2
+	}
 	if t.probe.On && t.cfg.ProbeVal && t.probe.asks(loss, t.cfg.probeRule(), k >= t.tailStart()) {
 		t.wait = valWait{on: true, loss: loss, lr: lr}
 		return Result{Step: k, LR: lr, NeedVal: true}, nil
@@ -728,6 +773,17 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 				evs[w].Reason = ReasonEndsOnOutlier
 			}
 		}
+		capped := false
+		if w := len(evs) - 1; t.cfg.ProbeNormCap && !done && w >= 0 && evs[w].Accept && evs[w].Kind == KindProbe {
+			if next, ok := t.probe.capNext(); ok {
+				// the next window would more than double ‖x‖²: the probe
+				// ends here, as if the next rate had failed, at the
+				// parameters this window reached
+				evs = append(evs, Event{Step: k, Kind: KindProbe, Mean: next, Prev: t.probe.X2, NewLR: t.probe.LR, Reason: ReasonNormCap})
+				done, from, failed, capped = true, t.probe.OK, true, true
+				t.probe.On, t.probe.Retry = false, false
+			}
+		}
 		if done {
 			if t.cfg.ProbeEarly && failed {
 				// early, the accepted windows' losses were still falling, so
@@ -745,7 +801,9 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			reason := "probe"
 			// no rollback after the probe: the caller can free its copy
 			res.Release = t.cfg.ProbeRollback
-			if t.cfg.ProbeRollback && failed {
+			if capped {
+				reason = ReasonNormCap
+			} else if t.cfg.ProbeRollback && failed {
 				// back to the parameters of the last accepted window
 				res.Rollback, res.ResetMomentum, reason = true, true, "rollback"
 				if t.cfg.ProbeLevelCopy && t.probe.Kept > from && t.probe.Earlier > 0 {

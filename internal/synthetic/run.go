@@ -157,6 +157,9 @@ func (p *Problem) Run(s schedule.Scheduler, dir direction.Direction[float64], wd
 		}
 		direction.Update(x, d, req.LR)
 		obs := schedule.Observation{X1D: p.Dot(x, d), D2: p.Dot(d, d)}
+		if schedule.AsksNorm(s) {
+			obs.X2 = p.Dot(x, x)
+		}
 		res, err := s.End(obs)
 		if err != nil {
 			s.Abort()

@@ -146,6 +146,7 @@ func (p *Problem) update(g []float64, lr float64) schedule.Observation {
 		p.X[i] -= lr * d
 		obs.X1D += p.X[i] * d
 		obs.D2 += d * d
+		obs.X2 += p.X[i] * p.X[i]
 	}
 	return obs
 }
@@ -252,14 +253,21 @@ func testNonFinite(t *testing.T, mk func() schedule.Scheduler, steps int) {
 			}
 			// a non-finite input is ErrNonFinite, which a training loop reads
 			// as a divergence; a negative ‖d‖² is refused, but is not that
-			for _, c := range []struct {
+			type bad struct {
 				o         schedule.Observation
 				nonFinite bool
-			}{
+			}
+			bads := []bad{
 				{schedule.Observation{X1D: math.NaN()}, true}, {schedule.Observation{X1D: math.Inf(1)}, true},
 				{schedule.Observation{D2: math.NaN()}, true}, {schedule.Observation{D2: math.Inf(1)}, true},
 				{schedule.Observation{D2: -1}, false},
-			} {
+			}
+			if schedule.AsksNorm(s) {
+				// ‖x_{k+1}‖², read by a NormAsker
+				bads = append(bads, bad{schedule.Observation{X2: math.NaN()}, true}, bad{schedule.Observation{X2: math.Inf(1)}, true},
+					bad{schedule.Observation{X2: -1}, false})
+			}
+			for _, c := range bads {
 				_, err := s.End(c.o)
 				if err == nil {
 					t.Fatalf("step %d: End(%+v) accepted", k, c.o)

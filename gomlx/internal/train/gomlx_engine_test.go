@@ -517,3 +517,59 @@ func TestRollbackPutsBackKept(t *testing.T) {
 		})
 	}
 }
+
+// normAsker wraps a scheduler as a schedule.NormAsker and keeps the
+// ‖x_{k+1}‖² each step reported.
+type normAsker struct {
+	schedule.Scheduler
+	x2 []float64
+}
+
+func (n *normAsker) AsksNorm() bool { return true }
+
+func (n *normAsker) End(obs schedule.Observation) (schedule.Result, error) {
+	n.x2 = append(n.x2, obs.X2)
+	return n.Scheduler.End(obs)
+}
+
+// TestEnginesReportNorm: every engine reports ‖x_{k+1}‖² to a scheduler
+// that asks for it, and the values obey the update's identity
+// ‖x_{k+1}‖² − ‖x_k‖² = −2α_k⟨x_{k+1}, d_k⟩ − α_k²‖d_k‖², with the ⟨x_{k+1}, d_k⟩
+// and ‖d_k‖² the engine reports (the logreg starts at zero).
+func TestEnginesReportNorm(t *testing.T) {
+	const n, dim = 320, 20
+	sp := gomlxSynth(n, dim, 3)
+	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
+		t.Run(c.engine+"-"+c.model, func(t *testing.T) {
+			if Engines[c.engine] == nil {
+				t.Skipf("no %s engine registered", c.engine)
+			}
+			p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "shb-hand", Preset: "paper", LR0: 0.2,
+				Epochs: 3, Batch: 32, Seed: 1, Engine: c.engine}, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := newPair(t, Engines[c.engine], p, sp)
+			s := &normAsker{Scheduler: g.sched}
+			prev := math.NaN()
+			for k := 1; k <= 8; k++ {
+				st, err := g.eng.Step(s, Batch{Idx: Perm(1, 1, n)[(k-1)*32 : k*32]})
+				if err != nil {
+					t.Fatalf("step %d: %v", k, err)
+				}
+				x2 := s.x2[k-1]
+				if c.model == "logreg" && k == 1 {
+					prev = 0
+				}
+				if k > 1 || c.model == "logreg" {
+					a := st.Result.LR
+					want := prev - 2*a*st.X1D - a*a*st.D2
+					if !(x2 > 0) || math.Abs(x2-want) > 1e-4*x2 {
+						t.Errorf("step %d: ‖x‖² = %v, want %v − 2α⟨x, d⟩ − α²‖d‖² = %v", k, x2, prev, want)
+					}
+				}
+				prev = x2
+			}
+		})
+	}
+}

@@ -154,7 +154,11 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	if err != nil {
 		return out, err
 	}
-	res, err := s.End(schedule.Observation{X1D: out.X1D, D2: out.D2})
+	obs := schedule.Observation{X1D: out.X1D, D2: out.D2}
+	if schedule.AsksNorm(s) {
+		obs.X2 = direction.Dot(e.t.X, e.t.X) // only for a scheduler that reads it
+	}
+	res, err := s.End(obs)
 	if err == nil {
 		res, err = schedule.AnswerVal(s, res, e.valLoss)
 	}
