@@ -342,6 +342,22 @@ func keptCopies(e Engine) int {
 	panic(fmt.Sprintf("keptCopies: engine %T", e))
 }
 
+// engineModel is an engine and a model it trains.
+type engineModel struct{ engine, model string }
+
+// forEngines runs f as the subtest ENGINE-MODEL for the native logreg and
+// the GoMLX logreg and mlp, skipping an engine that is not registered.
+func forEngines(t *testing.T, f func(t *testing.T, c engineModel)) {
+	for _, c := range []engineModel{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
+		t.Run(c.engine+"-"+c.model, func(t *testing.T) {
+			if Engines[c.engine] == nil {
+				t.Skipf("no %s engine registered", c.engine)
+			}
+			f(t, c)
+		})
+	}
+}
+
 // TestCopiesScripted: each engine's side of the copies' protocol, driven by
 // a scripted scheduler. A candidate copied at step 5 and confirmed at step
 // 6 is what the rollback of step 8 puts back; one not confirmed leaves the
@@ -357,7 +373,7 @@ func TestCopiesScripted(t *testing.T) {
 	back := schedule.Result{Rollback: true, Release: true}
 	keepEarlier := schedule.Result{Confirm: true, KeepEarlier: true}
 	backEarlier := schedule.Result{Rollback: true, RollbackEarlier: true, Release: true}
-	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
+	forEngines(t, func(t *testing.T, c engineModel) {
 		for _, sc := range []struct {
 			name  string
 			flags map[int]schedule.Result
@@ -368,10 +384,7 @@ func TestCopiesScripted(t *testing.T) {
 			{"earlier", map[int]schedule.Result{2: save, 3: confirm, 4: save, 5: keepEarlier, 8: backEarlier}, 2},
 			{"earlier kept, the kept put back", map[int]schedule.Result{2: save, 3: confirm, 4: save, 5: keepEarlier, 8: back}, 4},
 		} {
-			t.Run(c.engine+"-"+c.model+"/"+sc.name, func(t *testing.T) {
-				if Engines[c.engine] == nil {
-					t.Skipf("no %s engine registered", c.engine)
-				}
+			t.Run(sc.name, func(t *testing.T) {
 				p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "shb-hand", Preset: "paper", LR0: 0.2,
 					Epochs: 3, Batch: 32, Seed: 1, Engine: c.engine}, n)
 				if err != nil {
@@ -429,7 +442,7 @@ func TestCopiesScripted(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 // TestRollbackPutsBackKept: salsa-budget's probe with probe_rollback=1 on
@@ -442,80 +455,75 @@ func TestCopiesScripted(t *testing.T) {
 func TestRollbackPutsBackKept(t *testing.T) {
 	const n, dim = 320, 20
 	sp := gomlxSynth(n, dim, 3)
-	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
-		t.Run(c.engine+"-"+c.model, func(t *testing.T) {
-			if Engines[c.engine] == nil {
-				t.Skipf("no %s engine registered", c.engine)
-			}
-			p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "salsa-budget", Preset: "paper", LR0: 0.01,
-				Epochs: 12, Batch: 32, Seed: 1, Engine: c.engine,
-				Sets: [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}}}, n)
+	forEngines(t, func(t *testing.T, c engineModel) {
+		p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "salsa-budget", Preset: "paper", LR0: 0.01,
+			Epochs: 12, Batch: 32, Seed: 1, Engine: c.engine,
+			Sets: [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}}}, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair := func() gomlxPair { return newPair(t, Engines[c.engine], p, sp) }
+		a := pair()
+		var b gomlxPair // restored from a snapshot right after the last Save
+		kept, cand, saves := math.NaN(), math.NaN(), 0
+		for k := 0; k < 12*p.StepsPerEpoch; k++ {
+			pos := k % p.StepsPerEpoch
+			idx := Perm(1, 1+k/p.StepsPerEpoch, n)[pos*32 : min(pos*32+32, n)]
+			st, err := a.eng.Step(a.sched, Batch{Idx: idx})
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("step %d: %v", k+1, err)
 			}
-			pair := func() gomlxPair { return newPair(t, Engines[c.engine], p, sp) }
-			a := pair()
-			var b gomlxPair // restored from a snapshot right after the last Save
-			kept, cand, saves := math.NaN(), math.NaN(), 0
-			for k := 0; k < 12*p.StepsPerEpoch; k++ {
-				pos := k % p.StepsPerEpoch
-				idx := Perm(1, 1+k/p.StepsPerEpoch, n)[pos*32 : min(pos*32+32, n)]
-				st, err := a.eng.Step(a.sched, Batch{Idx: idx})
+			if b.eng != nil {
+				if _, err := b.eng.Step(b.sched, Batch{Idx: idx}); err != nil {
+					t.Fatalf("restored, step %d: %v", k+1, err)
+				}
+			}
+			if st.Confirm {
+				kept = cand
+			}
+			switch {
+			case st.Save:
+				saves++
+				if cand, _, err = a.eng.Evaluate(sp); err != nil {
+					t.Fatal(err)
+				}
+			case st.Rollback:
+				got, _, err := a.eng.Evaluate(sp)
 				if err != nil {
-					t.Fatalf("step %d: %v", k+1, err)
+					t.Fatal(err)
 				}
-				if b.eng != nil {
-					if _, err := b.eng.Step(b.sched, Batch{Idx: idx}); err != nil {
-						t.Fatalf("restored, step %d: %v", k+1, err)
-					}
+				if got != kept || saves == 0 {
+					t.Fatalf("step %d: rolled back to a model of loss %v, the last kept one's was %v (%d saves)", st.Step, got, kept, saves)
 				}
-				if st.Confirm {
-					kept = cand
+				if b.eng == nil {
+					t.Fatalf("step %d: the rollback came before a snapshot was taken", st.Step)
 				}
-				switch {
-				case st.Save:
-					saves++
-					if cand, _, err = a.eng.Evaluate(sp); err != nil {
-						t.Fatal(err)
-					}
-				case st.Rollback:
-					got, _, err := a.eng.Evaluate(sp)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got != kept || saves == 0 {
-						t.Fatalf("step %d: rolled back to a model of loss %v, the last kept one's was %v (%d saves)", st.Step, got, kept, saves)
-					}
-					if b.eng == nil {
-						t.Fatalf("step %d: the rollback came before a snapshot was taken", st.Step)
-					}
-					if gb, _, err := b.eng.Evaluate(sp); err != nil || gb != got {
-						t.Fatalf("step %d: the restored copy rolled back to loss %v (%v), the original to %v", st.Step, gb, err, got)
-					}
-					// the rollback ends the probe: the copy is released
-					if !st.Release {
-						t.Fatalf("step %d: a rollback without a release", st.Step)
-					}
-					if n := keptCopies(a.eng); n != 0 {
-						t.Fatalf("step %d: the engine still holds %d kept values after the release", st.Step, n)
-					}
-					t.Logf("rollback at step %d after %d saves, to loss %.4f", st.Step, saves, got)
-					return
+				if gb, _, err := b.eng.Evaluate(sp); err != nil || gb != got {
+					t.Fatalf("step %d: the restored copy rolled back to loss %v (%v), the original to %v", st.Step, gb, err, got)
 				}
-				if st.Save {
-					b = pair()
-					es, ss := a.snapshot(t)
-					if err := b.eng.UnmarshalBinary(es); err != nil {
-						t.Fatal(err)
-					}
-					if b.sched, err = schedule.Restore(ss); err != nil {
-						t.Fatal(err)
-					}
+				// the rollback ends the probe: the copy is released
+				if !st.Release {
+					t.Fatalf("step %d: a rollback without a release", st.Step)
+				}
+				if n := keptCopies(a.eng); n != 0 {
+					t.Fatalf("step %d: the engine still holds %d kept values after the release", st.Step, n)
+				}
+				t.Logf("rollback at step %d after %d saves, to loss %.4f", st.Step, saves, got)
+				return
+			}
+			if st.Save {
+				b = pair()
+				es, ss := a.snapshot(t)
+				if err := b.eng.UnmarshalBinary(es); err != nil {
+					t.Fatal(err)
+				}
+				if b.sched, err = schedule.Restore(ss); err != nil {
+					t.Fatal(err)
 				}
 			}
-			t.Fatalf("no rollback in %d steps (%d saves): the test covers nothing", a.sched.Step(), saves)
-		})
-	}
+		}
+		t.Fatalf("no rollback in %d steps (%d saves): the test covers nothing", a.sched.Step(), saves)
+	})
 }
 
 // normAsker wraps a scheduler as a schedule.NormAsker and keeps the
@@ -539,37 +547,32 @@ func (n *normAsker) End(obs schedule.Observation) (schedule.Result, error) {
 func TestEnginesReportNorm(t *testing.T) {
 	const n, dim = 320, 20
 	sp := gomlxSynth(n, dim, 3)
-	for _, c := range []struct{ engine, model string }{{"native", "logreg"}, {"gomlx", "logreg"}, {"gomlx", "mlp"}} {
-		t.Run(c.engine+"-"+c.model, func(t *testing.T) {
-			if Engines[c.engine] == nil {
-				t.Skipf("no %s engine registered", c.engine)
-			}
-			p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "shb-hand", Preset: "paper", LR0: 0.2,
-				Epochs: 3, Batch: 32, Seed: 1, Engine: c.engine}, n)
+	forEngines(t, func(t *testing.T, c engineModel) {
+		p, err := NewPlan(Options{Dataset: "mnist", Model: c.model, Method: "shb-hand", Preset: "paper", LR0: 0.2,
+			Epochs: 3, Batch: 32, Seed: 1, Engine: c.engine}, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newPair(t, Engines[c.engine], p, sp)
+		s := &normAsker{Scheduler: g.sched}
+		prev := math.NaN()
+		for k := 1; k <= 8; k++ {
+			st, err := g.eng.Step(s, Batch{Idx: Perm(1, 1, n)[(k-1)*32 : k*32]})
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("step %d: %v", k, err)
 			}
-			g := newPair(t, Engines[c.engine], p, sp)
-			s := &normAsker{Scheduler: g.sched}
-			prev := math.NaN()
-			for k := 1; k <= 8; k++ {
-				st, err := g.eng.Step(s, Batch{Idx: Perm(1, 1, n)[(k-1)*32 : k*32]})
-				if err != nil {
-					t.Fatalf("step %d: %v", k, err)
-				}
-				x2 := s.x2[k-1]
-				if c.model == "logreg" && k == 1 {
-					prev = 0
-				}
-				if k > 1 || c.model == "logreg" {
-					a := st.Result.LR
-					want := prev - 2*a*st.X1D - a*a*st.D2
-					if !(x2 > 0) || math.Abs(x2-want) > 1e-4*x2 {
-						t.Errorf("step %d: ‖x‖² = %v, want %v − 2α⟨x, d⟩ − α²‖d‖² = %v", k, x2, prev, want)
-					}
-				}
-				prev = x2
+			x2 := s.x2[k-1]
+			if c.model == "logreg" && k == 1 {
+				prev = 0
 			}
-		})
-	}
+			if k > 1 || c.model == "logreg" {
+				a := st.Result.LR
+				want := prev - 2*a*st.X1D - a*a*st.D2
+				if !(x2 > 0) || math.Abs(x2-want) > 1e-4*x2 {
+					t.Errorf("step %d: ‖x‖² = %v, want %v − 2α⟨x, d⟩ − α²‖d‖² = %v", k, x2, prev, want)
+				}
+			}
+			prev = x2
+		}
+	})
 }
