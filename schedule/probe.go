@@ -408,18 +408,14 @@ func (p *probeState) end(k int, loss float64, r probeRule, last bool, val float6
 
 // capNext is [TailConfig.ProbeNormCap]'s test after an accepted window:
 // the next window's growth of ‖x‖² projected as the last one's times the
-// ratio of the last two, held to [1, 4] (4 when the one before grew
-// nothing), and whether it is more than ‖x_{k+1}‖². A window that did not
-// grow ‖x‖² caps nothing.
+// measured ratio of the last two, held to [1, 4], and whether it is more
+// than ‖x_{k+1}‖². Without a ratio (the first accepted window, or either
+// of the two not growing ‖x‖²) it caps nothing.
 func (p *probeState) capNext() (next float64, capped bool) {
-	if !(p.LastG > 0) {
+	if !(p.LastG > 0 && p.PrevG > 0) {
 		return 0, false
 	}
-	q := float64(probeRaise * probeRaise)
-	if p.PrevG > 0 {
-		q = min(q, max(1, p.LastG/p.PrevG))
-	}
-	next = q * p.LastG
+	next = min(probeRaise*probeRaise, max(1, p.LastG/p.PrevG)) * p.LastG
 	return next, next > p.X2
 }
 

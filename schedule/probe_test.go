@@ -1407,9 +1407,13 @@ func TestProbeNormCap(t *testing.T) {
 		// the fourth is rejected (0.1 above the third's mean, no outlier):
 		// the rollback, from 8α_s/2
 		{"measured ratio below 4", []float64{0.9, 0.8, 0.7, 0.8}, []float64{130, 175, 180, 180}, 50, "rollback", 4, 0, 0},
-		// the first window has no ratio yet, ×4: 4·35 = 140 > 135, capped
-		// after it, from 2α_s/2
-		{"first window", []float64{0.9, 0.8}, []float64{135, 1000}, 20, schedule.ReasonNormCap, 1, 140, 135},
+		// the first window has no ratio yet: its growth 35 would have been
+		// capped on an assumed ratio of 4 (140 > 135), and is not; the
+		// second's ratio 5/35 projects 5 < 140, and the third is rejected
+		{"first window: no ratio", []float64{0.9, 0.8, 0.9}, []float64{135, 140, 140}, 40, "rollback", 2, 0, 0},
+		// −10, then 200: no ratio after a window that shrank ‖x‖² (4·200
+		// would pass 290); the third's ratio 10/200 projects 10 < 300
+		{"after a shrinking window: no ratio", []float64{0.9, 0.8, 0.7, 0.8}, []float64{90, 290, 300, 300}, 50, "rollback", 4, 0, 0},
 		// ‖x‖² shrinking (weight decay): nothing to cap; the rejection
 		// ends the probe
 		{"shrinking", []float64{0.9, 0.8, 0.9}, []float64{90, 50, 40}, 40, "rollback", 2, 0, 0},

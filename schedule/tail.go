@@ -165,10 +165,12 @@ type TailConfig struct {
 	// ProbeNormCap, with Probe: after an accepted window, the probe ends
 	// if the next window, at twice the rate, is projected to grow ‖x‖² by
 	// more than ‖x‖² is now (to more than double it). The projection is
-	// the accepted window's growth of ‖x‖² times the ratio of the last two
-	// accepted windows' growth, held to [1, 4] (a step's growth,
-	// −2α⟨x_{k+1}, d⟩ − α²‖d‖², goes at most as α²; 4 after a window that
-	// grew nothing, or the first). The decay then begins as after a failed
+	// the accepted window's growth of ‖x‖² times the measured ratio of the
+	// last two accepted windows' growth, held to [1, 4] (a step's growth,
+	// −2α⟨x_{k+1}, d⟩ − α²‖d‖², goes at most as α²); without a ratio (the
+	// first accepted window, or either of the two not growing ‖x‖²) it
+	// caps nothing, so a model that starts at zero, whose ‖x‖² is only its
+	// growth so far, is not capped on an assumed ratio. The decay then begins as after a failed
 	// rate (with ProbeEarly from half the last accepted rate, the momentum
 	// zeroed) but from the parameters the accepted window reached, with no
 	// rollback; the events' Reason is [ReasonNormCap]. The caller reports

@@ -25,10 +25,12 @@
 #                                           or runs/norm/TASK), of salsa-probe from lr0 1e-2 (runs/norm/TASK-base,
 #                                           or runs/norm/TASK) and of the band (runs/normproto/TASK), and the seeds on
 #                                           which the band ends lower
-#   bash scripts/norm.sh caps N0 RUNDIR...  the third version's decisions worked out from salsa-probe runs' logs
-#                                           (docs/parity/norm.md): per run, the decay's level, the rate of the
-#                                           accepted window after which the relative cap ends the climb ("-" when
-#                                           it does not) and the level it gives; N0 is ‖x_0‖²
+#   [THIRD=1] bash scripts/norm.sh caps N0 RUNDIR...
+#                                           probe_norm_cap's decisions (its fifth version, a cap only on a measured
+#                                           ratio; THIRD=1: the third version's, 4 where no ratio is measured) worked
+#                                           out from salsa-probe runs' logs (docs/parity/norm.md): per run, the
+#                                           decay's level, the rate of the accepted window after which the cap ends
+#                                           the climb ("-" when it does not) and the level it gives; N0 is ‖x_0‖²
 #   bash scripts/norm.sh run TASK LRS       salsa-probe from lr0 1e-2 and shb-hand over LRS (comma-separated, at least
 #                                           two rates: salsa compare tunes over them; docs/parity/norm.md has the
 #                                           commands for one),
@@ -157,7 +159,7 @@ caps)
 	for d in "$@"; do
 		# the probe's windows run between its events (a copy's outlier check is
 		# not a window's end); a window's growth is the sum of its steps'
-		awk -F, -v n0="$n0" -v name="$(basename "$d")" '
+		awk -F, -v n0="$n0" -v third="${THIRD:-}" -v name="$(basename "$d")" '
 			FNR == NR {
 				if (FNR == 1) next
 				if ($2 == "probe" && $8 != "outlier at copy") { ps[++np] = $1; acc[np] = $5 }
@@ -173,7 +175,7 @@ caps)
 					if (s1 <= s0) continue
 					if (acc[i] != 1) break
 					wg = gs[s1] - gs[s0]
-					if (wg > 0) {
+					if (wg > 0 && (prev > 0 || third)) {
 						q = 4
 						if (prev > 0) { q = wg / prev; q = q < 1 ? 1 : q > 4 ? 4 : q }
 						if (q * wg > n0 + gs[s1]) { at = sprintf("%.4g", lr[s1]); to = lr[s1] / 2; break }
