@@ -31,6 +31,11 @@
 #                                           out from salsa-probe runs' logs (docs/parity/norm.md): per run, the
 #                                           decay's level, the rate of the accepted window after which the cap ends
 #                                           the climb ("-" when it does not) and the level it gives; N0 is ‖x_0‖²
+#   bash scripts/norm.sh same TASK:N0...   the same-level pairs of the third version's screens: per salsa-probe run of
+#                                           runs/parity/seeds-TASK that the third version capped at the level it had
+#                                           (within 0.1%), the task, run, final test metric without and with the cap
+#                                           (runs/normproto3/TASK, else runs/normproto3x/TASK) and the metric's kind
+#                                           (ppl or acc); docs/parity/same-level-noise.py reads them on stdin
 #   bash scripts/norm.sh run TASK LRS       salsa-probe from lr0 1e-2 and shb-hand over LRS (comma-separated, at least
 #                                           two rates: salsa compare tunes over them; docs/parity/norm.md has the
 #                                           commands for one),
@@ -184,6 +189,22 @@ caps)
 				}
 				printf "%s %.4g %s %.4g\n", name, lvl, at, to
 			}' "$d/events.csv" <(zcat "$d/steps.csv.gz")
+	done
+	;;
+same)
+	shift
+	for tn in "$@"; do
+		t=${tn%%:*} n0=${tn##*:}
+		for r in runs/parity/seeds-$t/runs/salsa-probe*; do
+			b=$(basename "$r")
+			read -r _ lvl at to < <(THIRD=1 bash "$0" caps "$n0" "$r")
+			[ "$at" != - ] && awk -v a="$lvl" -v b="$to" 'BEGIN { exit !((a - b) / a < 0.001 && (b - a) / a < 0.001) }' || continue
+			k=runs/normproto3/$t/runs/$b
+			[ -d "$k" ] || k=runs/normproto3x/$t/runs/$b
+			col=6 kind=acc
+			grep -q tinyshakespeare "$r/run.json" && col=7 kind=ppl
+			echo "$t $b $(tail -1 "$r/epochs.csv" | cut -d, -f$col) $(tail -1 "$k/epochs.csv" | cut -d, -f$col) $kind"
+		done
 	done
 	;;
 run)
