@@ -276,3 +276,37 @@ func BenchmarkAverageFold(b *testing.B) {
 		timeVariants(b, tr, randBatches(4, 128, 784, 10), withFold, 20)
 	})
 }
+
+// withNorm is the fused step followed by the host's sum of ‖x_{k+1}‖²
+// ([Trainer.normSq]), as every step before the decay runs it for a scheduler that asks
+// (schedule.NormAsker: salsa-probe with probe_norm_cap=1).
+var withNorm = []variant{
+	withFold[0],
+	{"norm", func(tr *Trainer, b batch) error {
+		if _, err := tr.StepStats(b.x, b.y); err != nil {
+			return err
+		}
+		_, err := tr.normSq()
+		return err
+	}},
+}
+
+// BenchmarkNormSq times a step that reports ‖x_{k+1}‖² against the fused
+// step alone, interleaved in rounds, on the `lstm` model at held-out H35's
+// shapes and on the 784-512-512-10 MLP, as BenchmarkAverageFold does.
+// norm/sasa+ is probe_norm_cap's cost per step.
+//
+// Run: go test -run '^$' -bench NormSq -benchtime 8x .
+func BenchmarkNormSq(b *testing.B) {
+	b.Run("lstm", func(b *testing.B) {
+		tr, bs := lstmBench(b)
+		timeVariants(b, tr, bs, withNorm, 5)
+	})
+	b.Run("mlp", func(b *testing.B) {
+		tr, err := New(gobackend.GetBackend(), model.NewStore(), mlpModel, Config{LR: 1e-3, Beta: 0.9, Nu: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		timeVariants(b, tr, randBatches(4, 128, 784, 10), withNorm, 20)
+	})
+}

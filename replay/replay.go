@@ -226,7 +226,7 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 	wv, _ := s.(schedule.Validator)
 	asks := schedule.AsksVal(s)
 	if schedule.AsksNorm(s) {
-		return nil, rep, fmt.Errorf("replay: %s reads ‖x_{k+1}‖² at every step (probe_norm_cap=1), which a trace does not log: it cannot be replayed", s.Name())
+		return nil, rep, fmt.Errorf("replay: %s reads ‖x_{k+1}‖² at every step before its decay (probe_norm_cap=1), which a trace does not log: it cannot be replayed", s.Name())
 	}
 	if len(vals) > 0 {
 		if wv == nil && !asks {

@@ -1483,6 +1483,17 @@ func TestProbeNormCapAsks(t *testing.T) {
 	if _, err := s.End(schedule.Observation{X2: 1}); err != nil {
 		t.Errorf("End(X2 = 1) after the refused ones: %v", err)
 	}
+	// until the decay begins, and not after: the decay does not read it
+	s = mustNewTail(t, capConfig())
+	out, _ := capRun(t, s, []float64{0.9, 0.8, 0.7}, []float64{110, 150, 1000})
+	if d, _ := s.Decaying(); !d || out[len(out)-1].Events[len(out[len(out)-1].Events)-1].Reason != schedule.ReasonNormCap {
+		t.Fatalf("after the windows: decaying %v, want the cap's decay", d)
+	}
+	if schedule.AsksNorm(s) {
+		t.Error("AsksNorm = true in the decay")
+	}
+	// a step of the decay with X2 = NaN, which it does not read: accepted
+	stepObs(t, s, 1, math.Inf(1), schedule.Observation{X2: math.NaN()})
 }
 
 // TestProbeNormCapResume: a snapshot taken inside the probe carries the

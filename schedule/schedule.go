@@ -92,9 +92,10 @@ type Request struct {
 type Observation struct {
 	X1D float64 // ⟨x_{k+1}, d_k⟩
 	D2  float64 // ‖d_k‖², not scaled by α/2
-	// X2 is ‖x_{k+1}‖², read only by a scheduler that asks for it
-	// ([NormAsker]: [Tail] with [TailConfig.ProbeNormCap]); a caller that
-	// does not measure it leaves it 0 and refuses such a scheduler.
+	// X2 is ‖x_{k+1}‖², read only by a scheduler that asks for it, at
+	// the steps it asks ([NormAsker]: [Tail] with
+	// [TailConfig.ProbeNormCap], until its decay); a caller that does not
+	// measure it leaves it 0 and refuses such a scheduler.
 	X2 float64
 }
 
@@ -371,16 +372,19 @@ func AsksVal(s Scheduler) bool {
 	return ok && va.AsksVal()
 }
 
-// NormAsker is a scheduler whose decisions read ‖x_{k+1}‖² in every
-// step's [Observation.X2]: [Tail] with [TailConfig.ProbeNormCap].
+// NormAsker is a scheduler whose decisions read ‖x_{k+1}‖² in a step's
+// [Observation.X2]: [Tail] with [TailConfig.ProbeNormCap], until its decay
+// begins.
 type NormAsker interface {
 	Scheduler
-	// AsksNorm reports whether End reads [Observation.X2].
+	// AsksNorm reports whether the next End reads [Observation.X2]; a
+	// caller asks before each step's End, and measures ‖x_{k+1}‖² only
+	// then.
 	AsksNorm() bool
 }
 
-// AsksNorm reports whether s reads ‖x_{k+1}‖² ([Observation.X2]): a
-// [NormAsker] whose AsksNorm is true. A caller that does not measure it
+// AsksNorm reports whether s's next End reads ‖x_{k+1}‖²
+// ([Observation.X2]): a [NormAsker] whose AsksNorm is true. A caller that does not measure it
 // refuses such a scheduler rather than pass zeros.
 func AsksNorm(s Scheduler) bool {
 	na, ok := s.(NormAsker)

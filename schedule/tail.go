@@ -174,7 +174,8 @@ type TailConfig struct {
 	// rate (with ProbeEarly from half the last accepted rate, the momentum
 	// zeroed) but from the parameters the accepted window reached, with no
 	// rollback; the events' Reason is [ReasonNormCap]. The caller reports
-	// ‖x_{k+1}‖² in each step's [Observation.X2] ([NormAsker]). On the
+	// ‖x_{k+1}‖² in each step's [Observation.X2] until the decay begins
+	// ([NormAsker]). On the
 	// lstms trained without weight decay the climb to rates whose windows
 	// doubled ‖x‖² cost perplexity at any level of the decay. Screened
 	// from lr0 1e-2 (docs/parity/norm.md), the cap took held-out H91 from
@@ -577,10 +578,11 @@ func (t *Tail) PickAverage(gain []float64, metric string) (Event, error) {
 // [TailConfig.ProbeVal].
 func (t *Tail) AsksVal() bool { return t.cfg.ProbeVal }
 
-// AsksNorm reports whether End reads ‖x_{k+1}‖² ([Observation.X2]): with
-// [TailConfig.ProbeNormCap]. A caller that does not measure it refuses
-// such a scheduler before its first step.
-func (t *Tail) AsksNorm() bool { return t.cfg.ProbeNormCap }
+// AsksNorm reports whether the next End reads ‖x_{k+1}‖²
+// ([Observation.X2]): with [TailConfig.ProbeNormCap], until the decay
+// begins (the probe reads it; the decay does not). A caller that does not
+// measure it refuses such a scheduler before its first step.
+func (t *Tail) AsksNorm() bool { return t.cfg.ProbeNormCap && t.start == 0 }
 
 // RollsBack reports whether End may ask the caller to copy the parameters
 // and put them back ([Result.Save], [Result.Rollback]): with
@@ -650,7 +652,7 @@ func (t *Tail) End(obs Observation) (Result, error) {
 	if err := t.waiting("End"); err != nil {
 		return Result{}, err
 	}
-	if t.cfg.ProbeNormCap {
+	if t.AsksNorm() {
 		if err := checkX2(t.Step()+1, obs.X2); err != nil {
 			return Result{}, err
 		}

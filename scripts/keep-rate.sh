@@ -5,9 +5,10 @@
 # docs/parity/cuts.md's decay_cuts=1 (runs/parity/cuts-TASK), with PART=norm docs/parity/norm.md's band on the
 # growth of ‖x‖² (runs/normproto/TASK, a throwaway build), with PART=norm2 its second version (runs/normproto2/TASK),
 # with PART=norm3 its third, the cap relative to ‖x‖² (runs/normproto3/TASK; PART=norm3x: from lr0 1e-3 and 1e-1,
-# runs/normproto3x/TASK).
+# runs/normproto3x/TASK), with PART=norm5 its fifth, the cap only on a measured ratio, from every lr0 (runs/norm5/TASK:
+# the third version's runs where the decisions are the same, the build's where they differ).
 #
-#   [PART=backoff|cuts|norm|norm2|norm3|norm3x] bash scripts/keep-rate.sh TASK...
+#   [PART=backoff|cuts|norm|norm2|norm3|norm3x|norm5] bash scripts/keep-rate.sh TASK...
 #       per task and lr0: the tuned shb-hand's median over seeds 1–10, salsa-probe's median without and
 #       with probe_keep_rate (gap; positive better, bold outside the bar), the runs that failed or end
 #       at chance, and the seeds on which the change ends better
@@ -19,7 +20,7 @@ final() {
 	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
 }
 part=${PART:-keep}
-key=$(case $part in keep) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; *) echo "PART=$part: must be keep, backoff, cuts, norm, norm2, norm3 or norm3x" >&2; exit 2 ;; esac) || exit 2
+key=$(case $part in keep) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; norm5) echo "probe_norm_cap=1" ;; *) echo "PART=$part: must be keep, backoff, cuts, norm, norm2, norm3, norm3x or norm5" >&2; exit 2 ;; esac) || exit 2
 echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with $key (gap) | failed or at chance | seeds better |"
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
@@ -29,6 +30,7 @@ for t in "$@"; do
 	norm2) k=runs/normproto2/$t ;;
 	norm3) k=runs/normproto3/$t ;;
 	norm3x) k=runs/normproto3x/$t ;;
+	norm5) k=runs/norm5/$t ;;
 	*) k=runs/parity/$part-$t ;;
 	esac
 	[ -d "$k/runs" ] || continue
