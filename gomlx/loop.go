@@ -349,7 +349,7 @@ func (o *Optimizer) searchStep(s schedule.Scheduler) (schedule.Result, Stats, er
 		s.Abort()
 		return schedule.Result{}, st, err
 	}
-	res, err := o.t.end(s, st.X1D, st.D2)
+	res, err := o.t.end(s, &st)
 	return res, st, err
 }
 

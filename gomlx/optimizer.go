@@ -411,7 +411,7 @@ func (o *Optimizer) plainStep(s schedule.Scheduler) (schedule.Result, Stats, err
 		return schedule.Result{}, st, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v), the step used %v",
 			s.Name(), req.LR, req.Eval, o.t.lr)
 	}
-	res, err := o.t.end(s, st.X1D, st.D2)
+	res, err := o.t.end(s, &st)
 	return res, st, err
 }
 

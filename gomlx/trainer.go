@@ -359,6 +359,10 @@ type Stats struct {
 	GG   float64 // ⟨g_k, s_k⟩ (‖g_k‖² along g); only from [Trainer.Grad]
 	X1D  float64 // ⟨x_{k+1}, d_k⟩
 	D2   float64 // ‖d_k‖²
+	// X2 is ‖x_{k+1}‖², measured (HasX2) only at the steps a
+	// schedule.NormAsker asks for it.
+	X2    float64
+	HasX2 bool
 }
 
 // StepStats is [Trainer.Step] that also returns ⟨x_{k+1},d_k⟩ and ‖d_k‖².
@@ -462,7 +466,7 @@ func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule
 			return schedule.Result{}, st, fmt.Errorf("salsagomlx: scheduler %s asked for lr %v (eval %v) after announcing %v",
 				s.Name(), req.LR, req.Eval, t.lr)
 		}
-		res, err := t.end(s, st.X1D, st.D2)
+		res, err := t.end(s, &st)
 		return res, st, err
 	}
 	var st Stats
@@ -490,15 +494,16 @@ func (t *Trainer) Run(s schedule.Scheduler, x, labels *tensors.Tensor) (schedule
 		s.Abort()
 		return schedule.Result{}, st, err
 	}
-	res, err := t.end(s, st.X1D, st.D2)
+	res, err := t.end(s, &st)
 	return res, st, err
 }
 
-// end closes the step with s.End (calling s.Abort if it fails), reports
-// the validation loss when s asks for it, keeps or puts back the parameters
-// and resets the momentum when asked.
-func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, error) {
-	obs := schedule.Observation{X1D: x1d, D2: d2}
+// end closes the step of st with s.End (calling s.Abort if it fails),
+// reports the validation loss when s asks for it, keeps or puts back the
+// parameters and resets the momentum when asked. It sets st.X2 when s asks
+// for ‖x_{k+1}‖².
+func (t *Trainer) end(s schedule.Scheduler, st *Stats) (schedule.Result, error) {
+	obs := schedule.Observation{X1D: st.X1D, D2: st.D2}
 	if schedule.AsksNorm(s) {
 		// ‖x_{k+1}‖², read on the host only for a scheduler that asks
 		x2, err := t.normSq()
@@ -506,7 +511,7 @@ func (t *Trainer) end(s schedule.Scheduler, x1d, d2 float64) (schedule.Result, e
 			s.Abort()
 			return schedule.Result{}, err
 		}
-		obs.X2 = x2
+		obs.X2, st.X2, st.HasX2 = x2, x2, true
 	}
 	res, err := s.End(obs)
 	if err != nil {

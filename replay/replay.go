@@ -225,9 +225,6 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 	var rep Report
 	wv, _ := s.(schedule.Validator)
 	asks := schedule.AsksVal(s)
-	if schedule.AsksNorm(s) {
-		return nil, rep, fmt.Errorf("replay: %s reads ‖x_{k+1}‖² at every step before its decay (probe_norm_cap=1), which a trace does not log: it cannot be replayed", s.Name())
-	}
 	if len(vals) > 0 {
 		if wv == nil && !asks {
 			return nil, rep, fmt.Errorf("replay: %d validation losses, but %s does not validate (a -val method or plateau does, or salsa-probe with probe_val=1)", len(vals), s.Name())
@@ -275,12 +272,19 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 				return evs, rep, fmt.Errorf("replay: %w", err)
 			}
 		}
-		obs := schedule.Observation{X1D: row.X1D, D2: row.D2}
+		obs := schedule.Observation{X1D: row.X1D, D2: row.D2, X2: row.X2}
+		if schedule.AsksNorm(s) && !row.HasX2 {
+			return evs, rep, fmt.Errorf("replay: step %d: %s reads ‖x_{k+1}‖² before its decay (probe_norm_cap=1), and the trace has no x2 there: salsa logs ‖x‖² in the x2 column of such a run's steps.csv.gz, and a run trained before it did cannot be replayed", k, s.Name())
+		}
 		if req.LR != row.LR {
 			if rep.Diverged == 0 && math.Abs(req.LR-row.LR) > 1e-12*math.Abs(row.LR) {
 				rep.Diverged, rep.LoggedLR, rep.ReplayLR = k, row.LR, req.LR
 			}
-			obs.X1D = (row.X1D + row.LR*row.D2) - req.LR*row.D2
+			// x_{k+1} at the replay's rate from the logged x_{k+1} and d_k:
+			// x' = x_{k+1} + (α − α')d_k
+			da := row.LR - req.LR
+			obs.X1D = row.X1D + da*row.D2
+			obs.X2 = row.X2 + 2*da*row.X1D + da*da*row.D2
 		}
 		res, err := s.End(obs)
 		if err != nil {

@@ -2,7 +2,9 @@ package replay_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,13 +86,6 @@ func TestRunValidatedErrors(t *testing.T) {
 			t.Errorf("salsa-budget with ProbeVal %v: %v, want %q", c.vals, err, c.msg)
 		}
 	}
-	// the probe's norm cap reads ‖x‖², which no trace logs: refused
-	pc.Tail.ProbeVal, pc.Tail.ProbeNormCap = false, true
-	if s, err := schedule.New("salsa-budget", pc); err != nil {
-		t.Fatal(err)
-	} else if _, _, err := replay.Run(rows, s); err == nil || !strings.Contains(err.Error(), "probe_norm_cap=1") {
-		t.Errorf("salsa-budget with ProbeNormCap: %v, want a refusal naming probe_norm_cap=1", err)
-	}
 	s, _ := schedule.New("sasa+-val", cfg)
 	evs, _, err := replay.RunValidated(rows, s, []replay.Validation{{1, 2}, {2, 1}})
 	if err != nil || len(evs) != 2 || evs[0].Kind != schedule.KindValidation || evs[1].Step != 2 || evs[1].ValLoss != 1 {
@@ -153,5 +148,66 @@ func TestFromStatoptUnread(t *testing.T) {
 	}
 	if _, cfg, err := replay.FromStatopt(&sc); err != nil || cfg.SASAPlus.Variance != stats.BM {
 		t.Errorf("var_mode bm, force_var_mode \"\": variance %v, err %v; want BM", cfg.SASAPlus.Variance, err)
+	}
+}
+
+// TestReplayNormCap: a trace with the x2 column replays salsa-budget's
+// norm cap. The rows are recorded from the scheduler itself, driven with
+// falling losses and ‖x‖² growing as α² (so that a window at twice the rate
+// grows it four times as much, and the cap fires); replayed, they give the
+// recorded events. Without x2 the replay is refused at the first step that
+// reads it, and with x2 only where the run measured it, nowhere else.
+func TestReplayNormCap(t *testing.T) {
+	cfg, _ := schedule.Defaults(schedule.PresetPaper, 400, 10, 0.1)
+	cfg.SetBudget(400, 0)
+	cfg.Tail.Probe, cfg.Tail.ProbeNormCap, cfg.ForceSwitchAt = true, true, 1
+	rec, err := schedule.New("salsa-budget", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []trace.Row
+	var want []schedule.Event
+	x2, capped, asked := 100.0, false, 0
+	for k := 1; k <= 400; k++ {
+		row := trace.Row{Step: k, Loss: 2 - float64(k)/400, X1D: 0.1, D2: 1}
+		req, err := rec.Begin(row.Loss, 1e-300)
+		for err == nil && req.Eval {
+			row.Eta, row.HasEta = req.Eta, true
+			req, err = rec.Trial(row.Loss - math.Max(1, math.Abs(row.Loss))) // as the replay answers an accepted trial
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		row.LR = req.LR
+		x2 += 200 * req.LR * req.LR
+		if schedule.AsksNorm(rec) {
+			row.X2, row.HasX2 = x2, true
+			asked++
+		}
+		res, err := rec.End(schedule.Observation{X1D: row.X1D, D2: row.D2, X2: x2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Events {
+			capped = capped || e.Reason == schedule.ReasonNormCap
+		}
+		want = append(want, res.Events...)
+		rows = append(rows, row)
+	}
+	if !capped || asked == 0 || asked == len(rows) {
+		t.Fatalf("the recorded run: capped %v, ‖x‖² read at %d of %d steps: want the cap, and no read in the decay (events %+v)", capped, asked, len(rows), want)
+	}
+	s, _ := schedule.New("salsa-budget", cfg)
+	got, _, err := replay.Run(rows, s)
+	if err != nil || !slices.EqualFunc(got, want, func(a, b schedule.Event) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		t.Fatalf("replay: %v\n%+v\nwant\n%+v", err, got, want)
+	}
+	bare := slices.Clone(rows)
+	for i := range bare {
+		bare[i].X2, bare[i].HasX2 = 0, false
+	}
+	s, _ = schedule.New("salsa-budget", cfg)
+	if _, _, err := replay.Run(bare, s); err == nil || !strings.Contains(err.Error(), "step 1:") || !strings.Contains(err.Error(), "probe_norm_cap=1") {
+		t.Errorf("without x2: %v, want a refusal at step 1 naming probe_norm_cap=1", err)
 	}
 }

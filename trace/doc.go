@@ -5,7 +5,9 @@
 //     `step,lr,loss,x1d,d2,eta` ([ReadTrace], [TraceWriter]), or this
 //     package's `step,lr,loss,x1d,d2,eta,step_size` ([StepSizeHeader]) for
 //     the runs of learning-rate-free and schedule-free methods, whose step
-//     is partly their own;
+//     is partly their own, or `step,lr,loss,x1d,d2,eta,x2` ([X2Header]),
+//     ‖x_{k+1}‖² at the steps a scheduler read it, for the runs with
+//     salsa-probe's probe_norm_cap=1, so that they can be replayed;
 //   - *.events.csv: one row per [schedule.Event], header `step,kind,details...`
 //     ([ReadEvents], [WriteEvents], [EventWriter]);
 //   - *.meta.json: the statopt constructor arguments and a summary of the

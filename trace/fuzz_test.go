@@ -15,6 +15,7 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add([]byte(TraceHeader + "\r\n1,1e-05,-0.0,0.0001,1e+16,\r\n"))
 	f.Add([]byte(TraceHeader + "\n-3,Infinity,NaN,-inf,5e-324,1.7976931348623157e+308"))
 	f.Add([]byte(StepSizeHeader + "\n1,1.0,2.0,3.0,4.0,,1e-3\n2,1.0,2.0,3.0,4.0,0.5,\n"))
+	f.Add([]byte(X2Header + "\n1,1.0,2.0,3.0,4.0,,1e-3\n2,1.0,2.0,3.0,4.0,0.5,\n"))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(smallTrace))
@@ -40,12 +41,15 @@ func FuzzReadTrace(f *testing.F) {
 }
 
 // writeRows writes rows with the step_size column if one of them has a
-// step size.
+// step size, with the x2 column if one has ‖x_{k+1}‖².
 func writeRows(t *testing.T, rows []Row) []byte {
 	var buf bytes.Buffer
 	newWriter := NewTraceWriter
 	if slices.ContainsFunc(rows, func(r Row) bool { return r.HasStepSize }) {
 		newWriter = NewStepSizeTraceWriter
+	}
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.HasX2 }) {
+		newWriter = NewX2TraceWriter
 	}
 	tw, err := newWriter(&buf)
 	if err != nil {

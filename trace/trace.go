@@ -18,7 +18,17 @@ const TraceHeader = "step,lr,loss,x1d,d2,eta"
 // never have it.
 const StepSizeHeader = TraceHeader + ",step_size"
 
-var traceColumns = [...]string{"step", "lr", "loss", "x1d", "d2", "eta", "step_size"}
+// X2Header is the header of a trace with the seventh column x2:
+// ‖x_{k+1}‖² ([Row.X2]). salsa writes it in the steps.csv of a run whose
+// scheduler reads ‖x_{k+1}‖² (schedule.NormAsker: salsa-probe with
+// probe_norm_cap=1), with a cell at each step where it was read, so that
+// the run can be replayed; the reference traces never have it.
+const X2Header = TraceHeader + ",x2"
+
+var (
+	traceColumns = [...]string{"step", "lr", "loss", "x1d", "d2", "eta", "step_size"}
+	x2Columns    = [...]string{"step", "lr", "loss", "x1d", "d2", "eta", "x2"}
+)
 
 // Row is one optimizer step of a trace.
 type Row struct {
@@ -36,10 +46,15 @@ type Row struct {
 	// HasStepSize false.
 	StepSize    float64
 	HasStepSize bool
+	// X2 is ‖x_{k+1}‖², meaningful if HasX2. Only a trace with [X2Header]
+	// has the column, and there an empty cell is HasX2 false.
+	X2    float64
+	HasX2 bool
 }
 
 // ReadTrace reads a trace, gzip-compressed (detected by its magic bytes
-// 1f 8b) or plain, with the header [TraceHeader] or [StepSizeHeader]; every
+// 1f 8b) or plain, with the header [TraceHeader], [StepSizeHeader] or
+// [X2Header]; every
 // row has the header's number of columns. NaN and ±Inf cells are accepted
 // (see the package doc).
 // On error it also returns the rows before the bad line.
@@ -57,13 +72,16 @@ func ReadTrace(r io.Reader) ([]Row, error) {
 
 func readTrace(r io.Reader) ([]Row, error) {
 	lr := newLineReader(r)
-	h, err := lr.header(TraceHeader, StepSizeHeader)
+	h, err := lr.header(TraceHeader, StepSizeHeader, X2Header)
 	if err != nil {
 		return nil, err
 	}
-	ncol := len(traceColumns) - 1
-	if h == StepSizeHeader {
+	ncol, names := len(traceColumns)-1, traceColumns[:]
+	switch h {
+	case StepSizeHeader:
 		ncol++
+	case X2Header:
+		ncol, names = ncol+1, x2Columns[:]
 	}
 	var rows []Row
 	cells := make([]string, 0, len(traceColumns))
@@ -82,12 +100,12 @@ func readTrace(r io.Reader) ([]Row, error) {
 		}
 		var row Row
 		if row.Step, err = parseInt(cells[0]); err != nil {
-			return rows, cellError(lr.line, 0, traceColumns[:], err)
+			return rows, cellError(lr.line, 0, names, err)
 		}
 		for col := 1; col <= 4; col++ {
 			f, err := parseFloat(cells[col])
 			if err != nil {
-				return rows, cellError(lr.line, col, traceColumns[:], err)
+				return rows, cellError(lr.line, col, names, err)
 			}
 			switch col {
 			case 1:
@@ -102,15 +120,20 @@ func readTrace(r io.Reader) ([]Row, error) {
 		}
 		if cells[5] != "" {
 			if row.Eta, err = parseFloat(cells[5]); err != nil {
-				return rows, cellError(lr.line, 5, traceColumns[:], err)
+				return rows, cellError(lr.line, 5, names, err)
 			}
 			row.HasEta = true
 		}
 		if ncol > 6 && cells[6] != "" {
-			if row.StepSize, err = parseFloat(cells[6]); err != nil {
-				return rows, cellError(lr.line, 6, traceColumns[:], err)
+			f, err := parseFloat(cells[6])
+			if err != nil {
+				return rows, cellError(lr.line, 6, names, err)
 			}
-			row.HasStepSize = true
+			if h == X2Header {
+				row.X2, row.HasX2 = f, true
+			} else {
+				row.StepSize, row.HasStepSize = f, true
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -127,21 +150,24 @@ type TraceWriter struct {
 	w        *bufio.Writer
 	buf      []byte
 	stepSize bool // the writer's header is StepSizeHeader
+	x2       bool // the writer's header is X2Header
 }
 
 // NewTraceWriter returns a writer that has written [TraceHeader] to w.
-func NewTraceWriter(w io.Writer) (*TraceWriter, error) { return newTraceWriter(w, false) }
+func NewTraceWriter(w io.Writer) (*TraceWriter, error) { return newTraceWriter(w, TraceHeader) }
 
 // NewStepSizeTraceWriter returns a writer that has written [StepSizeHeader]
 // to w: its rows have the step_size column.
-func NewStepSizeTraceWriter(w io.Writer) (*TraceWriter, error) { return newTraceWriter(w, true) }
+func NewStepSizeTraceWriter(w io.Writer) (*TraceWriter, error) {
+	return newTraceWriter(w, StepSizeHeader)
+}
 
-func newTraceWriter(w io.Writer, stepSize bool) (*TraceWriter, error) {
-	t := &TraceWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 128), stepSize: stepSize}
-	h := TraceHeader
-	if stepSize {
-		h = StepSizeHeader
-	}
+// NewX2TraceWriter returns a writer that has written [X2Header] to w: its
+// rows have the x2 column.
+func NewX2TraceWriter(w io.Writer) (*TraceWriter, error) { return newTraceWriter(w, X2Header) }
+
+func newTraceWriter(w io.Writer, h string) (*TraceWriter, error) {
+	t := &TraceWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 128), stepSize: h == StepSizeHeader, x2: h == X2Header}
 	if _, err := t.w.WriteString(h + "\n"); err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
@@ -150,15 +176,20 @@ func newTraceWriter(w io.Writer, stepSize bool) (*TraceWriter, error) {
 
 // Write writes one row. Eta is written only when HasEta is true; otherwise the
 // cell is empty and Eta is ignored. StepSize is written likewise, by a
-// writer from [NewStepSizeTraceWriter]; the other writer returns an error
-// for a row with HasStepSize, which its header has no column for.
+// writer from [NewStepSizeTraceWriter], and X2 by one from
+// [NewX2TraceWriter]; a writer returns an error for a row with a value its
+// header has no column for.
 func (t *TraceWriter) Write(r Row) error {
 	var b []byte
 	switch {
+	case r.HasStepSize && !t.stepSize:
+		return fmt.Errorf("trace: step %d: the row has a step size and the header no step_size column: use NewStepSizeTraceWriter", r.Step)
+	case r.HasX2 && !t.x2:
+		return fmt.Errorf("trace: step %d: the row has ‖x_{k+1}‖² and the header no x2 column: use NewX2TraceWriter", r.Step)
 	case t.stepSize:
 		b = AppendStepSizeRow(t.buf[:0], r)
-	case r.HasStepSize:
-		return fmt.Errorf("trace: step %d: the row has a step size and the header (%s) no step_size column: use NewStepSizeTraceWriter", r.Step, TraceHeader)
+	case t.x2:
+		b = AppendX2Row(t.buf[:0], r)
 	default:
 		b = AppendRow(t.buf[:0], r)
 	}
@@ -179,7 +210,8 @@ func (t *TraceWriter) Flush() error {
 }
 
 // AppendRow appends r as one trace line of [TraceHeader], without the
-// newline, to dst; StepSize is not written (see [AppendStepSizeRow]).
+// newline, to dst; StepSize and X2 are not written (see
+// [AppendStepSizeRow] and [AppendX2Row]).
 func AppendRow(dst []byte, r Row) []byte {
 	dst = appendInt(dst, r.Step)
 	for _, f := range [...]float64{r.LR, r.Loss, r.X1D, r.D2} {
@@ -199,6 +231,16 @@ func AppendStepSizeRow(dst []byte, r Row) []byte {
 	dst = append(AppendRow(dst, r), ',')
 	if r.HasStepSize {
 		dst = AppendFloat(dst, r.StepSize)
+	}
+	return dst
+}
+
+// AppendX2Row appends r as one line of [X2Header]: [AppendRow]'s cells and
+// x2, empty unless HasX2.
+func AppendX2Row(dst []byte, r Row) []byte {
+	dst = append(AppendRow(dst, r), ',')
+	if r.HasX2 {
+		dst = AppendFloat(dst, r.X2)
 	}
 	return dst
 }

@@ -24,9 +24,9 @@ const smallTrace = TraceHeader + `
 
 func TestReadTracePlainAndGzip(t *testing.T) {
 	want := []Row{
-		{1, 0.11000000000000001, 1.4076027397430544, 0.04947082951278044, 0.030825348145934406, 0.2, true, 0, false},
-		{2, 28.092959346089767, 0.7851167106620394, 0.1470755819816731, 0.003582224998491833, 0, false, 0, false},
-		{3, 2.809295934608976e-12, math.NaN(), math.Inf(-1), math.Inf(1), 0, false, 0, false},
+		{1, 0.11000000000000001, 1.4076027397430544, 0.04947082951278044, 0.030825348145934406, 0.2, true, 0, false, 0, false},
+		{2, 28.092959346089767, 0.7851167106620394, 0.1470755819816731, 0.003582224998491833, 0, false, 0, false, 0, false},
+		{3, 2.809295934608976e-12, math.NaN(), math.Inf(-1), math.Inf(1), 0, false, 0, false, 0, false},
 	}
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -76,43 +76,60 @@ func sameRow(a, b Row) bool {
 		return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
 	}
 	return a.Step == b.Step && eq(a.LR, b.LR) && eq(a.Loss, b.Loss) && eq(a.X1D, b.X1D) && eq(a.D2, b.D2) &&
-		a.HasEta == b.HasEta && eq(a.Eta, b.Eta) && a.HasStepSize == b.HasStepSize && eq(a.StepSize, b.StepSize)
+		a.HasEta == b.HasEta && eq(a.Eta, b.Eta) && a.HasStepSize == b.HasStepSize && eq(a.StepSize, b.StepSize) &&
+		a.HasX2 == b.HasX2 && eq(a.X2, b.X2)
 }
 
-// TestStepSizeColumn reads and writes the optional step_size column of a
-// peer's steps.csv: its cell empty or a number, and the header saying
-// whether the rows have it.
-func TestStepSizeColumn(t *testing.T) {
-	in := StepSizeHeader + "\n1,1.0,2.3,-0.5,0.25,,0.001\n2,1.0,2.1,-0.5,0.25,0.5,\n"
-	want := []Row{
-		{Step: 1, LR: 1, Loss: 2.3, X1D: -0.5, D2: 0.25, StepSize: 0.001, HasStepSize: true},
-		{Step: 2, LR: 1, Loss: 2.1, X1D: -0.5, D2: 0.25, Eta: 0.5, HasEta: true},
-	}
-	got, err := ReadTrace(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.EqualFunc(got, want, sameRow) {
-		t.Errorf("got %v, want %v", got, want)
-	}
-	var out bytes.Buffer
-	tw, _ := NewStepSizeTraceWriter(&out)
-	for _, r := range want {
-		if err := tw.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tw.Flush()
-	if out.String() != in {
-		t.Errorf("written:\n%s\nwant:\n%s", out.String(), in)
-	}
-	// The conformance header has no column for it.
-	tw, _ = NewTraceWriter(io.Discard)
-	if err := tw.Write(want[0]); err == nil || !strings.Contains(err.Error(), "step 1") {
-		t.Errorf("a step size under TraceHeader: error %v, want one naming step 1", err)
-	}
-	if err := tw.Write(want[1]); err != nil {
-		t.Errorf("a row without a step size under TraceHeader: %v", err)
+// TestSeventhColumn reads and writes the optional seventh columns: a
+// peer's step_size and a norm-capped run's x2, each cell empty or a
+// number, and the header saying which the rows have.
+func TestSeventhColumn(t *testing.T) {
+	for _, c := range []struct {
+		name, header string
+		writer       func(io.Writer) (*TraceWriter, error)
+		with         Row // step 1, with the column's value
+	}{
+		{"step_size", StepSizeHeader, NewStepSizeTraceWriter, Row{StepSize: 0.001, HasStepSize: true}},
+		{"x2", X2Header, NewX2TraceWriter, Row{X2: 0.001, HasX2: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := c.header + "\n1,1.0,2.3,-0.5,0.25,,0.001\n2,1.0,2.1,-0.5,0.25,0.5,\n"
+			first := c.with
+			first.Step, first.LR, first.Loss, first.X1D, first.D2 = 1, 1, 2.3, -0.5, 0.25
+			want := []Row{first, {Step: 2, LR: 1, Loss: 2.1, X1D: -0.5, D2: 0.25, Eta: 0.5, HasEta: true}}
+			got, err := ReadTrace(strings.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, sameRow) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			var out bytes.Buffer
+			tw, _ := c.writer(&out)
+			for _, r := range want {
+				if err := tw.Write(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tw.Flush()
+			if out.String() != in {
+				t.Errorf("written:\n%s\nwant:\n%s", out.String(), in)
+			}
+			// The conformance header has no column for it, nor has the
+			// other seventh column's.
+			for _, other := range []func(io.Writer) (*TraceWriter, error){NewTraceWriter, NewStepSizeTraceWriter, NewX2TraceWriter} {
+				tw, _ = other(io.Discard)
+				if tw.x2 == c.with.HasX2 && tw.stepSize == c.with.HasStepSize {
+					continue
+				}
+				if err := tw.Write(want[0]); err == nil || !strings.Contains(err.Error(), "step 1") || !strings.Contains(err.Error(), c.name) {
+					t.Errorf("a row with %s under another header: error %v, want one naming step 1 and %s", c.name, err, c.name)
+				}
+				if err := tw.Write(want[1]); err != nil {
+					t.Errorf("a row without %s under another header: %v", c.name, err)
+				}
+			}
+		})
 	}
 }
 
@@ -143,7 +160,9 @@ func TestMalformedTrace(t *testing.T) {
 		{TraceHeader + "\n1,1.0,2.0,3.0,4.0,\n2,1.0,2.0,3.0,4.0,5.0,\n", 3, 0, "7 columns"},
 		{StepSizeHeader + "\n1,1.0,2.0,3.0,4.0,\n", 2, 0, "6 columns, want 7"},
 		{StepSizeHeader + "\n1,1.0,2.0,3.0,4.0,,x\n", 2, 7, `(step_size): "x" is not a decimal number`},
-		{"step,lr,loss,x1d,d2,eta,eta\n", 1, 0, `or "step,lr,loss,x1d,d2,eta,step_size"`},
+		{X2Header + "\n1,1.0,2.0,3.0,4.0,\n", 2, 0, "6 columns, want 7"},
+		{X2Header + "\n1,1.0,2.0,3.0,4.0,,x\n", 2, 7, `(x2): "x" is not a decimal number`},
+		{"step,lr,loss,x1d,d2,eta,eta\n", 1, 0, `or "step,lr,loss,x1d,d2,eta,step_size" or "step,lr,loss,x1d,d2,eta,x2"`},
 		{"\x1f\x8bnot gzip", 0, 0, "gzip"},
 	} {
 		_, err := ReadTrace(strings.NewReader(c.in))

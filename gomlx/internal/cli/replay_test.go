@@ -162,8 +162,11 @@ const replayLR0 = 0.05
 func trainRun(t *testing.T, method string) string {
 	t.Helper()
 	var sets [][2]string
-	if method == probeVal { // salsa-probe with probe_val=1
+	switch method {
+	case probeVal: // salsa-probe with probe_val=1
 		method, sets = "salsa-probe", [][2]string{{"probe_val", "1"}}
+	case probeNormCap:
+		method, sets = "salsa-probe", [][2]string{{"probe_norm_cap", "1"}}
 	}
 	o := train.Options{Dataset: "mnist", Model: "logreg", Method: method, Preset: "paper", LR0: replayLR0,
 		Epochs: 4, Batch: 16, Seed: 3, Engine: "native", Sets: sets}
@@ -178,6 +181,9 @@ func trainRun(t *testing.T, method string) string {
 	}
 	if method == "shb-hand" {
 		o.Drops = []int{1, 3}
+	}
+	if sets != nil && sets[0][0] == "probe_norm_cap" {
+		o.Batch, o.Seed = 32, 1
 	}
 	return trainOptions(t, o, nil)
 }
@@ -224,8 +230,14 @@ func readFile(t *testing.T, path string) string {
 // probeVal names salsa-probe with probe_val=1 in trainRun.
 const probeVal = "salsa-probe/probe_val"
 
+// probeNormCap names salsa-probe with probe_norm_cap=1 in trainRun, with
+// batch 32 and seed 1, where the probe accepts three windows (the cap
+// reads ‖x‖² after each, and does not fire): its steps.csv.gz logs
+// ‖x_{k+1}‖² (the x2 column) until the decay.
+const probeNormCap = "salsa-probe/probe_norm_cap"
+
 func TestReplayRunDir(t *testing.T) {
-	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val", "plateau", probeVal} {
+	for _, method := range []string{"salsa", "sasa+", "shb-hand", "adam-warmup", "salsa-val", "plateau", probeVal, probeNormCap} {
 		t.Run(method, func(t *testing.T) {
 			dir := trainRun(t, method)
 			want := readFile(t, filepath.Join(dir, "events.csv"))
@@ -259,6 +271,15 @@ func TestReplayRunDir(t *testing.T) {
 				if kinds[schedule.KindValidation] == 0 || kinds[schedule.KindProbe] < 2 {
 					t.Fatalf("%d validation checks, %d probe events: want the probe's start and a window", kinds[schedule.KindValidation], kinds[schedule.KindProbe])
 				}
+			case probeNormCap:
+				rows, err := trace.ReadTraceFile(filepath.Join(dir, "steps.csv.gz"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if kinds[schedule.KindProbe] < 4 || !rows[0].HasX2 || rows[len(rows)-1].HasX2 {
+					t.Fatalf("%d probe events, x2 at step 1 %v and at the last %v: want three windows, and ‖x‖² logged from the start, not in the decay",
+						kinds[schedule.KindProbe], rows[0].HasX2, rows[len(rows)-1].HasX2)
+				}
 			}
 			code, out, errs := run(t, "replay", "--run", dir)
 			if code != 0 || out != want || errs != "" {
@@ -276,6 +297,19 @@ func TestReplayRunDir(t *testing.T) {
 					t.Fatalf("--config: exit %d, stderr %q", code, errs)
 				}
 				return
+			}
+			if method == probeNormCap { // the end's pick, made on the validation split, is left out
+				var kept []string
+				for _, l := range strings.SplitAfter(want, "\n") {
+					if !strings.Contains(l, ",average,") {
+						kept = append(kept, l)
+					}
+				}
+				want = strings.Join(kept, "")
+				if !strings.Contains(errs, "so it is left out") {
+					t.Fatalf("--config: exit %d, stderr %q: want the note on the pick left out", code, errs)
+				}
+				errs = ""
 			}
 			if code != 0 || out != want || errs != "" {
 				t.Fatalf("replay --trace --config run.json: exit %d, stderr %q\n%s\nwant\n%s", code, errs, out, want)

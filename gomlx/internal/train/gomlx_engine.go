@@ -262,7 +262,7 @@ func (e *gomlxEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 		return StepOut{}, err
 	}
 	res, st, err := e.tr.Run(s, buf.x, buf.y)
-	out := StepOut{Result: res, Loss: st.Loss, X1D: st.X1D, D2: st.D2}
+	out := StepOut{Result: res, Loss: st.Loss, X1D: st.X1D, D2: st.D2, X2: st.X2, HasX2: st.HasX2}
 	if dir, _ := e.tr.HostDirection(); dir != nil {
 		out.StepSize = dir.EffectiveLR()
 	}

@@ -157,6 +157,7 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 	obs := schedule.Observation{X1D: out.X1D, D2: out.D2}
 	if schedule.AsksNorm(s) {
 		obs.X2 = direction.Dot(e.t.X, e.t.X) // only for a scheduler that reads it
+		out.X2, out.HasX2 = obs.X2, true
 	}
 	res, err := s.End(obs)
 	if err == nil {

@@ -127,6 +127,10 @@ type StepOut struct {
 	// (direction.LRAware.EffectiveLR: Prodigy's α_k·d_k, DoG's α_k·η_t, ...),
 	// which steps.csv.gz logs; 0 for the other methods.
 	StepSize float64
+	// X2 is ‖x_{k+1}‖², measured (HasX2) at the steps the scheduler asks
+	// for it (schedule.NormAsker), which steps.csv.gz logs.
+	X2    float64
+	HasX2 bool
 }
 
 // EngineFactory builds an engine for a plan on the training split.
@@ -237,6 +241,11 @@ type Checkpoint struct {
 	// start; false in the checkpoints of runs started before salsa wrote
 	// it, which go on without it.
 	StepSize bool
+	// X2: steps.csv.gz has the x2 column (trace.X2Header), as every run
+	// whose scheduler reads ‖x_{k+1}‖² (schedule.NormAsker) has from the
+	// start, so that salsa replay can replay it; false in the checkpoints
+	// of runs started before salsa wrote it, which go on without it.
+	X2 bool
 }
 
 // clone returns a copy of ck that shares no slice Run appends to or
@@ -362,7 +371,10 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 	if _, ok := sched.(validator); ok && val == nil {
 		return nil, fmt.Errorf("--method %s steps on a validation loss: the data has no validation split", p.Options.Method)
 	}
-	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: p.LogsStepSize()}
+	ck := &Checkpoint{Version: checkpointVersion, Plan: *p, Epoch: 1, StepSize: p.LogsStepSize(), X2: schedule.AsksNorm(sched)}
+	if ck.StepSize && ck.X2 {
+		return nil, fmt.Errorf("--method %s: steps.csv.gz has one seventh column, and this run would log both step_size and x2", p.Options.Method)
+	}
 	if from != nil {
 		ck = from.clone()
 		if p.Options.Epochs < len(ck.Epochs) {
@@ -482,7 +494,7 @@ func Run(ctx context.Context, p *Plan, out string, from *Checkpoint, maxSteps in
 			ck.Step = k
 			ck.LossSum += st.Loss
 			ck.Pending = append(ck.Pending, trace.Row{Step: k, LR: st.LR, Loss: st.Loss, X1D: st.X1D, D2: st.D2, Eta: st.Eta, HasEta: st.Searched,
-				StepSize: st.StepSize, HasStepSize: ck.StepSize})
+				StepSize: st.StepSize, HasStepSize: ck.StepSize, X2: st.X2, HasX2: ck.X2 && st.HasX2})
 			ck.count(st.Events)
 			if progress != nil {
 				progress(ck.Epoch, ck.Pos+1, st.Result, st.Loss)
@@ -607,13 +619,17 @@ func stepFailure(out string, ck *Checkpoint, k int, loss float64, err error) err
 // epoch (gzip readers read the members as one stream), so the files of a
 // resumed run equal those of an uninterrupted one byte for byte. It returns
 // the sizes after the append. With ck.StepSize steps.csv.gz has the
-// step_size column (trace.StepSizeHeader).
+// step_size column (trace.StepSizeHeader), with ck.X2 the x2 column
+// (trace.X2Header).
 func appendLogs(out string, ck *Checkpoint, epoch *EpochRow) (LogSizes, error) {
 	var sizes LogSizes
 	var raw bytes.Buffer
 	header, appendRow := trace.TraceHeader, trace.AppendRow
-	if ck.StepSize {
+	switch {
+	case ck.StepSize:
 		header, appendRow = trace.StepSizeHeader, trace.AppendStepSizeRow
+	case ck.X2:
+		header, appendRow = trace.X2Header, trace.AppendX2Row
 	}
 	if ck.Logged.Steps == 0 {
 		raw.WriteString(header + "\n")

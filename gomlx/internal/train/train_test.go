@@ -85,10 +85,10 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 // state and every output file to equal an uninterrupted run's, bit for bit.
 func TestResumeIsBitExact(t *testing.T) {
 	train, test := synth(640, 24, 1), synth(200, 24, 2)
-	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback", "salsa-probe",
+	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback", "salsa-probe", "salsa-probe-normcap",
 		"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} {
 		t.Run(name, func(t *testing.T) {
-			method := strings.TrimSuffix(name, "-rollback")
+			method := strings.TrimSuffix(strings.TrimSuffix(name, "-rollback"), "-normcap")
 			n := train.N()
 			var sets [][2]string // short windows, so that the tests run
 			if method == "salsa" || method == "salsa-val" {
@@ -97,6 +97,10 @@ func TestResumeIsBitExact(t *testing.T) {
 			if name == "salsa-budget-rollback" {
 				// the probe's kept parameters are in the checkpoint
 				sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}}
+			}
+			if name == "salsa-probe-normcap" {
+				// steps.csv.gz has the x2 column, filled until the decay
+				sets = [][2]string{{"probe_norm_cap", "1"}}
 			}
 			p := plan(t, method, n, sets...)
 			tr, val := train, (*Split)(nil)
@@ -119,6 +123,12 @@ func TestResumeIsBitExact(t *testing.T) {
 				t.Fatalf("%s made no test or decision in %d steps: the resume check would not cover them", method, want.Steps)
 			}
 			t.Logf("%s: %d steps, %d events, %d drops", method, want.Steps, ckWant.NEvents, ckWant.Drops)
+			if name == "salsa-probe-normcap" {
+				rows, err := trace.ReadTraceFile(filepath.Join(full, "steps.csv.gz"))
+				if err != nil || len(rows) == 0 || !rows[0].HasX2 || rows[len(rows)-1].HasX2 {
+					t.Fatalf("steps.csv.gz: %v: want ‖x‖² logged from step 1 and not in the decay", err)
+				}
+			}
 			stops := []int{7, p.StepsPerEpoch, 2*p.StepsPerEpoch + 3}
 			if name == "salsa-budget-rollback" {
 				// also stop just before the rollback, after the last Save
