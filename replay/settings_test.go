@@ -211,3 +211,37 @@ func TestReplayNormCap(t *testing.T) {
 		t.Errorf("without x2: %v, want a refusal at step 1 naming probe_norm_cap=1", err)
 	}
 }
+
+// normRecorder asks for ‖x_{k+1}‖² at every step and records what it is
+// given.
+type normRecorder struct {
+	schedule.Scheduler
+	obs []schedule.Observation
+}
+
+func (n *normRecorder) AsksNorm() bool { return true }
+
+func (n *normRecorder) End(obs schedule.Observation) (schedule.Result, error) {
+	n.obs = append(n.obs, obs)
+	return n.Scheduler.End(obs)
+}
+
+// TestReplayNormAtOtherRate: where the replay's rate α' is not the logged
+// α, the scheduler gets x' = x_{k+1} + (α − α')d_k's statistics. Logged at
+// α = 1 with d = (2, 0) and x_{k+1} = (1, 3): ⟨x_{k+1}, d⟩ = 2, ‖d‖² = 4,
+// ‖x_{k+1}‖² = 10; at α' = 0.5, x' = (2, 3): ⟨x', d⟩ = 4 and ‖x'‖² = 13.
+func TestReplayNormAtOtherRate(t *testing.T) {
+	cfg, _ := schedule.Defaults(schedule.PresetPaper, 100, 10, 0.5)
+	inner, err := schedule.New("constant", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &normRecorder{Scheduler: inner}
+	rows := []trace.Row{{Step: 1, LR: 1, Loss: 1, X1D: 2, D2: 4, X2: 10, HasX2: true}}
+	if _, rep, err := replay.Run(rows, s); err != nil || rep.Diverged != 1 {
+		t.Fatalf("%+v, %v: want the replay to take another rate at step 1", rep, err)
+	}
+	if got := s.obs[0]; got.X1D != 4 || got.D2 != 4 || got.X2 != 13 {
+		t.Errorf("at α' = 0.5: %+v, want X1D 4, D2 4, X2 13", got)
+	}
+}
