@@ -282,8 +282,8 @@ func RunValidated(rows []trace.Row, s schedule.Scheduler, vals []Validation) ([]
 			}
 			// x_{k+1} at the replay's rate from the logged x_{k+1} and d_k:
 			// x' = x_{k+1} + (α − α')d_k
+			obs.X1D = (row.X1D + row.LR*row.D2) - req.LR*row.D2
 			da := row.LR - req.LR
-			obs.X1D = row.X1D + da*row.D2
 			obs.X2 = row.X2 + 2*da*row.X1D + da*da*row.D2
 		}
 		res, err := s.End(obs)

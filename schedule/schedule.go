@@ -384,8 +384,8 @@ type NormAsker interface {
 }
 
 // AsksNorm reports whether s's next End reads ‖x_{k+1}‖²
-// ([Observation.X2]): a [NormAsker] whose AsksNorm is true. A caller that does not measure it
-// refuses such a scheduler rather than pass zeros.
+// ([Observation.X2]): a [NormAsker] whose AsksNorm is true. A caller that
+// does not measure it refuses such a scheduler rather than pass zeros.
 func AsksNorm(s Scheduler) bool {
 	na, ok := s.(NormAsker)
 	return ok && na.AsksNorm()

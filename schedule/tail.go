@@ -170,13 +170,13 @@ type TailConfig struct {
 	// −2α⟨x_{k+1}, d⟩ − α²‖d‖², goes at most as α²); without a ratio (the
 	// first accepted window, or either of the two not growing ‖x‖²) it
 	// caps nothing, so a model that starts at zero, whose ‖x‖² is only its
-	// growth so far, is not capped on an assumed ratio. The decay then begins as after a failed
-	// rate (with ProbeEarly from half the last accepted rate, the momentum
-	// zeroed) but from the parameters the accepted window reached, with no
-	// rollback; the events' Reason is [ReasonNormCap]. The caller reports
-	// ‖x_{k+1}‖² in each step's [Observation.X2] until the decay begins
-	// ([NormAsker]). On the
-	// lstms trained without weight decay the climb to rates whose windows
+	// growth so far, is not capped on an assumed ratio. The decay then
+	// begins as after a failed rate (with ProbeEarly from half the last
+	// accepted rate, the momentum zeroed) but from the parameters the
+	// accepted window reached, with no rollback; the events' Reason is
+	// [ReasonNormCap]. The caller reports ‖x_{k+1}‖² in each step's
+	// [Observation.X2] until the decay begins ([NormAsker]). On the lstms
+	// trained without weight decay the climb to rates whose windows
 	// doubled ‖x‖² cost perplexity at any level of the decay. Screened
 	// from lr0 1e-2 (docs/parity/norm.md), the cap took held-out H91 from
 	// 21% worse than the tuned schedule to 4% better over ten seeds, and

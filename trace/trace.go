@@ -228,19 +228,19 @@ func AppendRow(dst []byte, r Row) []byte {
 // AppendStepSizeRow appends r as one line of [StepSizeHeader]: [AppendRow]'s
 // cells and step_size, empty unless HasStepSize.
 func AppendStepSizeRow(dst []byte, r Row) []byte {
-	dst = append(AppendRow(dst, r), ',')
-	if r.HasStepSize {
-		dst = AppendFloat(dst, r.StepSize)
-	}
-	return dst
+	return appendSeventh(dst, r, r.HasStepSize, r.StepSize)
 }
 
 // AppendX2Row appends r as one line of [X2Header]: [AppendRow]'s cells and
 // x2, empty unless HasX2.
-func AppendX2Row(dst []byte, r Row) []byte {
+func AppendX2Row(dst []byte, r Row) []byte { return appendSeventh(dst, r, r.HasX2, r.X2) }
+
+// appendSeventh appends [AppendRow]'s cells and a seventh, v, empty unless
+// has.
+func appendSeventh(dst []byte, r Row, has bool, v float64) []byte {
 	dst = append(AppendRow(dst, r), ',')
-	if r.HasX2 {
-		dst = AppendFloat(dst, r.X2)
+	if has {
+		dst = AppendFloat(dst, v)
 	}
 	return dst
 }
