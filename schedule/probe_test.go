@@ -753,10 +753,11 @@ func TestProbeBackoff(t *testing.T) {
 // in cuts (TailConfig.Cuts), passes the shared suite.
 func TestProbeVariantsSuite(t *testing.T) {
 	for name, set := range map[string]func(*schedule.TailConfig){
-		"retry": func(c *schedule.TailConfig) { c.ProbeRetry = true },
-		"cuts":  func(c *schedule.TailConfig) { c.Cuts = true },
-		"guard": func(c *schedule.TailConfig) { c.WarmupGuard = true },
-		"norm":  func(c *schedule.TailConfig) { c.ProbeNormCap = true },
+		"retry":          func(c *schedule.TailConfig) { c.ProbeRetry = true },
+		"cuts":           func(c *schedule.TailConfig) { c.Cuts = true },
+		"guard":          func(c *schedule.TailConfig) { c.WarmupGuard = true },
+		"norm":           func(c *schedule.TailConfig) { c.ProbeNormCap = true },
+		"norm and retry": func(c *schedule.TailConfig) { c.ProbeNormCap, c.ProbeRetry = true, true },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := small(schedule.PresetPaper)
@@ -1436,9 +1437,9 @@ func TestProbeNormCap(t *testing.T) {
 				return
 			}
 			capEv, acc := last.Events[n-2], last.Events[n-3]
-			if last.Rollback || capEv.Kind != schedule.KindProbe || capEv.Reason != schedule.ReasonNormCap || !near(capEv.Mean, c.projected) ||
+			if last.Rollback || last.Save || capEv.Kind != schedule.KindProbe || capEv.Reason != schedule.ReasonNormCap || !near(capEv.Mean, c.projected) ||
 				!near(capEv.Prev, c.x2) || capEv.Accept || !acc.Accept || capEv.NewLR != 2*acc.NewLR {
-				t.Errorf("step %d: %+v, want no rollback, an accepted window and the cap's event (projected %v, the rate not run twice the accepted one)", last.Step, last, c.projected)
+				t.Errorf("step %d: %+v, want no rollback, no copy saved, an accepted window and the cap's event (projected %v, the rate not run twice the accepted one)", last.Step, last, c.projected)
 			}
 		})
 	}

@@ -783,10 +783,11 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 			if next, ok := t.probe.capNext(); ok {
 				// the next window would more than double ‖x‖²: the probe
 				// ends here, as if the next rate had failed, at the
-				// parameters this window reached
+				// parameters this window reached; no rollback follows, so
+				// its candidate copy is not made
 				evs = append(evs, Event{Step: k, Kind: KindProbe, Mean: next, Prev: t.probe.X2, NewLR: t.probe.LR, Reason: ReasonNormCap})
 				done, from, failed, capped = true, t.probe.OK, true, true
-				t.probe.On, t.probe.Retry = false, false
+				t.probe.On, t.probe.Retry, t.probe.Cand, res.Save = false, false, false, false
 			}
 		}
 		if done {
