@@ -317,9 +317,9 @@ func New(method string, c Config, opts ...Option) (Scheduler, error) {
 // configuration as it is. It is for a configuration the method's fixed
 // settings were applied to when it was recorded, as a run's run.json
 // records them, so that the run replays and resumes as it ran even after
-// the method fixes more (salsa-probe took the warm-up guard on after runs
-// without it; a salsa-probe configuration without the guard builds a Tail
-// without it).
+// the method fixes more (salsa-probe took the warm-up guard, then the cap
+// probe_norm_cap, on after runs without them; a salsa-probe configuration
+// without them builds a Tail without them).
 func Build(method string, c Config, opts ...Option) (Scheduler, error) {
 	c = c.derive(method)
 	if base, ok := strings.CutSuffix(method, "-val"); ok && base != "" {

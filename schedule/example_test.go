@@ -81,7 +81,9 @@ func ExampleWithLogger() {
 // when the decay begins (Result.Release). From there it asks the loop to
 // keep the average of the decay's iterates (Result.Average); at the end the
 // loop evaluates both points on validation cells and PickAverage keeps the
-// average only if a paired test says it is better.
+// average only if a paired test says it is better. Until the decay it
+// reads ‖x_{k+1}‖² (Observation.X2, asked by AsksNorm), which caps the
+// probe's climb at a window projected to double it.
 func ExampleNew_salsaProbe() {
 	cfg, _ := schedule.Defaults(schedule.PresetPaper, 2000, 20, 0.01) // n, b, α_0
 	cfg.SetBudget(3000, 0)                                            // T steps: the user's epochs × steps per epoch
@@ -107,7 +109,11 @@ func ExampleNew_salsaProbe() {
 		}
 		h = beta*h + (1-beta)*g
 		x -= req.LR * h
-		res, err := s.End(schedule.Observation{X1D: x * h, D2: h * h})
+		obs := schedule.Observation{X1D: x * h, D2: h * h}
+		if schedule.AsksNorm(s) { // until the decay: ‖x_{k+1}‖², for the cap on the probe's climb
+			obs.X2 = x * x
+		}
+		res, err := s.End(obs)
 		if err != nil {
 			panic(err)
 		}

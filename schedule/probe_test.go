@@ -887,10 +887,10 @@ func TestSalsaProbe(t *testing.T) {
 	on := c
 	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle, on.Tail.Average = true, true, true, true, true
 	five := on // salsa-probe as its runs before the guard recorded it
-	on.Tail.WarmupGuard = true
+	on.Tail.WarmupGuard, on.Tail.ProbeNormCap = true, true
 	budget := mustNewTail(t, on)
 	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, five).Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
-		t.Errorf("names %q and, with the six flags, %q; with the five before the guard %q; without them %q",
+		t.Errorf("names %q and, with the seven flags, %q; with the five before the guard %q; without them %q",
 			probe.Name(), budget.Name(), mustNewTail(t, five).Name(), mustNewTail(t, c).Name())
 	}
 	for _, tc := range []struct {
@@ -902,8 +902,9 @@ func TestSalsaProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := s.(*schedule.Tail).Config().WarmupGuard; g != tc.want {
-			t.Errorf("%s(salsa-probe) of a configuration recorded without the guard: WarmupGuard %v, want %v", tc.name, g, tc.want)
+		if g := s.(*schedule.Tail).Config(); g.WarmupGuard != tc.want || g.ProbeNormCap != tc.want {
+			t.Errorf("%s(salsa-probe) of a configuration recorded without the guard and the cap: WarmupGuard %v, ProbeNormCap %v, want %v",
+				tc.name, g.WarmupGuard, g.ProbeNormCap, tc.want)
 		}
 	}
 	if !reflect.DeepEqual(c.ForMethod("salsa-probe"), on) || !reflect.DeepEqual(c.ForMethod("salsa-budget"), c) {
@@ -938,7 +939,8 @@ func TestSalsaProbe(t *testing.T) {
 	if rollbacks != 1 {
 		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
 	}
-	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard"} {
+	// the seven it sets, and the two the cap excludes
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "probe_keep_rate", "probe_level_copy"} {
 		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
 			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))

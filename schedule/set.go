@@ -146,15 +146,15 @@ var setters = map[string]setter{
 	"probe":             bkey("salsa-budget: after the switch, double the rate every 5% of the budget while the window's mean loss is not significantly above the last accepted one's, then decay from the last accepted rate (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Probe} }),
 	"probe_early":       bkey("salsa-budget with probe=1: start the probe after the warm-up's first 5% of the budget, or at the switch if that comes first, and after a failed rate decay from half the last accepted one, the momentum zeroed (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeEarly} }),
 	"probe_rollback":    bkey("salsa-budget with probe=1: keep the parameters at the end of every accepted window whose last step, and the next, are not outliers, and when a rate fails put them back, the momentum zeroed, before the decay (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeRollback} }),
-	"probe_settle":      bkey("salsa-budget with probe_early=1: start the early probe only once SSLS's rate has risen by less than ×2 over the last 5% of the budget (0, the default; 1: on; salsa-probe is salsa-budget with the four probe keys at 1)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeSettle} }),
+	"probe_settle":      bkey("salsa-budget with probe_early=1: start the early probe only once SSLS's rate has risen by less than ×2 over the last 5% of the budget (0, the default; 1: on; salsa-probe has it on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeSettle} }),
 	"probe_retry":       bkey("salsa-budget with probe=1, and salsa-probe: a rate whose window is rejected on its mean gets a second window before it fails (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeRetry} }),
 	"probe_val":         bkey("salsa-budget with probe=1, and salsa-probe: two outliers in a row end the probe only if the validation loss there is above the one at the last accepted window's end; needs a validation split (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeVal} }),
 	"probe_t":           bkey("salsa-budget with probe=1, and salsa-probe: the probe's window test uses Student's t quantile with n − 1 degrees of freedom (n the accepted window's length) instead of the normal 1.645 (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeT} }),
 	"probe_welch":       bkey("salsa-budget with probe=1, and salsa-probe: the probe's window test is Welch's one-sided t-test (δ 0.05) against the accepted window with the lowest mean, instead of the test against the last accepted window with its σ̂ (0, the default, also in salsa-probe; 1: on; not with probe_t=1)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeWelch} }),
 	"warmup_guard":      bkey("salsa-budget with probe=1 and probe_rollback=1 (salsa-probe has it on): end the warm-up at the first window of W steps (the probe's) whose mean line-search loss Welch's one-sided test (δ 0.05) finds above the warm-up's best window's, go back to that window's parameters and decay from its rate (0, the default in salsa-budget; 1: on; docs/parity/guard.md)", func(c *Config) []*bool { return []*bool{&c.Tail.WarmupGuard} }),
-	"probe_keep_rate":   bkey("salsa-budget with probe_early=1 and probe_rollback=1, and salsa-probe: after a failed rate and the rollback, decay from the rate that reached the parameters put back (the last accepted rate when the next loss confirmed its copy), not half the last accepted rate (0, the default, also in salsa-probe; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeKeepRate} }),
-	"probe_level_copy":  bkey("salsa-budget with probe_early=1 and probe_rollback=1, and salsa-probe: after a failed rate, put back the parameters reached at the rate the decay begins from (half the last accepted rate), the copy kept before the last accepted window's, not that window's (0, the default, also in salsa-probe; 1: on; not with probe_keep_rate=1 or probe_backoff other than 2; docs/parity/climb.md)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeLevelCopy} }),
-	"probe_norm_cap":    bkey("salsa-budget with probe=1, and salsa-probe: end the probe after an accepted window when the next, at twice the rate, is projected to more than double ‖x‖² (the window's growth times the measured ratio of the last two windows', held to [1, 4]; no cap without a ratio), and decay as after a failed rate without the rollback; the engine reports ‖x‖² each step until the decay (0, the default, also in salsa-probe; 1: on; not with probe_keep_rate=1 or probe_level_copy=1; docs/parity/norm.md)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeNormCap} }),
+	"probe_keep_rate":   bkey("salsa-budget with probe_early=1 and probe_rollback=1, not with probe_norm_cap=1 (so not in salsa-probe): after a failed rate and the rollback, decay from the rate that reached the parameters put back (the last accepted rate when the next loss confirmed its copy), not half the last accepted rate (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeKeepRate} }),
+	"probe_level_copy":  bkey("salsa-budget with probe_early=1 and probe_rollback=1, not with probe_norm_cap=1 (so not in salsa-probe): after a failed rate, put back the parameters reached at the rate the decay begins from (half the last accepted rate), the copy kept before the last accepted window's, not that window's (0, the default; 1: on; not with probe_keep_rate=1 or probe_backoff other than 2; docs/parity/climb.md)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeLevelCopy} }),
+	"probe_norm_cap":    bkey("salsa-budget with probe=1 (salsa-probe has it on): end the probe after an accepted window when the next, at twice the rate, is projected to more than double ‖x‖² (the window's growth times the measured ratio of the last two windows', held to [1, 4]; no cap without a ratio), and decay as after a failed rate without the rollback; the engine reports ‖x‖² each step until the decay (0, the default in salsa-budget; 1: on; not with probe_keep_rate=1 or probe_level_copy=1; docs/parity/norm.md)", func(c *Config) []*bool { return []*bool{&c.Tail.ProbeNormCap} }),
 	"probe_backoff":     {help: "salsa-budget with probe_early=1, and salsa-probe: after a failed rate, decay from the last accepted rate divided by this (2, the default and salsa-probe's; ≥ 1; not with probe_keep_rate=1)"},
 	"average":           bkey("salsa-budget (salsa-probe has it on): keep the average of the decay's iterates and end there if a one-sided paired test on the validation split (δ 0.05) says it is better than the last iterate; needs a validation split (0, the default; 1: on)", func(c *Config) []*bool { return []*bool{&c.Tail.Average} }),
 	"warmup_share":      fkey("salsa-budget and salsa-probe: raise SSLS's γ where needed so that its rate can climb ×10⁴ within this share of the budget, γ = max(√(b/n), min(1, 10⁴^(1/(share·T)) − 1)) (0, the default, also in salsa-probe: off; in [0, 1))", func(c *Config) []*float64 { return []*float64{&c.Tail.WarmupShare} }),
@@ -304,8 +304,9 @@ func dropKeyPath(path string) bool {
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
 // the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
 // reads SALSA's and Tail, and salsa-probe the same but the probe's four
-// switches, Average and WarmupGuard, which it sets; a -val method also
-// reads Validation.
+// switches, Average, WarmupGuard and ProbeNormCap, which it sets, and
+// ProbeKeepRate and ProbeLevelCopy, which the cap excludes; a -val method
+// also reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
@@ -315,9 +316,11 @@ func usedBy(method, path string) bool {
 	switch method {
 	case "salsa-budget":
 		return top == "Tail" || usedBy("salsa", path)
-	case "salsa-probe": // the probe's four switches, Average and the guard are on (TailConfig.WithProbe)
+	case "salsa-probe": // the probe's four switches, Average, the guard and the cap are on (TailConfig.WithProbe)
 		switch path {
-		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle", "Tail.Average", "Tail.WarmupGuard":
+		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle", "Tail.Average", "Tail.WarmupGuard", "Tail.ProbeNormCap":
+			return false
+		case "Tail.ProbeKeepRate", "Tail.ProbeLevelCopy": // not with the cap (TailConfig.Validate)
 			return false
 		}
 		if dropKeyPath(path) { // its decay begins at the switch (FromSwitch): SASA+ never drops

@@ -162,14 +162,15 @@ const replayLR0 = 0.05
 func trainRun(t *testing.T, method string) string {
 	t.Helper()
 	var sets [][2]string
+	batch, seed := 16, uint64(3)
 	switch method {
 	case probeVal: // salsa-probe with probe_val=1
 		method, sets = "salsa-probe", [][2]string{{"probe_val", "1"}}
 	case probeNormCap:
-		method, sets = "salsa-probe", [][2]string{{"probe_norm_cap", "1"}}
+		method, batch, seed = "salsa-probe", 32, 1
 	}
 	o := train.Options{Dataset: "mnist", Model: "logreg", Method: method, Preset: "paper", LR0: replayLR0,
-		Epochs: 4, Batch: 16, Seed: 3, Engine: "native", Sets: sets}
+		Epochs: 4, Batch: batch, Seed: seed, Engine: "native", Sets: sets}
 	sched, err := replay.Scheduler(method)
 	if err != nil {
 		t.Fatal(err)
@@ -181,9 +182,6 @@ func trainRun(t *testing.T, method string) string {
 	}
 	if method == "shb-hand" {
 		o.Drops = []int{1, 3}
-	}
-	if sets != nil && sets[0][0] == "probe_norm_cap" {
-		o.Batch, o.Seed = 32, 1
 	}
 	return trainOptions(t, o, nil)
 }
@@ -230,10 +228,10 @@ func readFile(t *testing.T, path string) string {
 // probeVal names salsa-probe with probe_val=1 in trainRun.
 const probeVal = "salsa-probe/probe_val"
 
-// probeNormCap names salsa-probe with probe_norm_cap=1 in trainRun, with
-// batch 32 and seed 1, where the probe accepts three windows (the cap
-// reads ‖x‖² after each, and does not fire): its steps.csv.gz logs
-// ‖x_{k+1}‖² (the x2 column) until the decay.
+// probeNormCap names salsa-probe in trainRun with batch 32 and seed 1,
+// where the probe accepts three windows (its probe_norm_cap reads ‖x‖²
+// after each, and does not fire): its steps.csv.gz logs ‖x_{k+1}‖² (the x2
+// column) until the decay.
 const probeNormCap = "salsa-probe/probe_norm_cap"
 
 func TestReplayRunDir(t *testing.T) {

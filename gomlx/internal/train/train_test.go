@@ -85,10 +85,10 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 // state and every output file to equal an uninterrupted run's, bit for bit.
 func TestResumeIsBitExact(t *testing.T) {
 	train, test := synth(640, 24, 1), synth(200, 24, 2)
-	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback", "salsa-probe", "salsa-probe-normcap",
+	for _, name := range []string{"salsa", "shb-hand", "adam-warmup", "salsa-val", "salsa-budget-rollback", "salsa-probe",
 		"schedule-free-sgd", "schedule-free-adamw", "prodigy", "dadapt-sgd", "dog", "cosine", "wsd", "plateau"} {
 		t.Run(name, func(t *testing.T) {
-			method := strings.TrimSuffix(strings.TrimSuffix(name, "-rollback"), "-normcap")
+			method := strings.TrimSuffix(name, "-rollback")
 			n := train.N()
 			var sets [][2]string // short windows, so that the tests run
 			if method == "salsa" || method == "salsa-val" {
@@ -97,10 +97,6 @@ func TestResumeIsBitExact(t *testing.T) {
 			if name == "salsa-budget-rollback" {
 				// the probe's kept parameters are in the checkpoint
 				sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}}
-			}
-			if name == "salsa-probe-normcap" {
-				// steps.csv.gz has the x2 column, filled until the decay
-				sets = [][2]string{{"probe_norm_cap", "1"}}
 			}
 			p := plan(t, method, n, sets...)
 			tr, val := train, (*Split)(nil)
@@ -123,7 +119,7 @@ func TestResumeIsBitExact(t *testing.T) {
 				t.Fatalf("%s made no test or decision in %d steps: the resume check would not cover them", method, want.Steps)
 			}
 			t.Logf("%s: %d steps, %d events, %d drops", method, want.Steps, ckWant.NEvents, ckWant.Drops)
-			if name == "salsa-probe-normcap" {
+			if name == "salsa-probe" { // its probe_norm_cap reads ‖x‖² until the decay
 				rows, err := trace.ReadTraceFile(filepath.Join(full, "steps.csv.gz"))
 				if err != nil || len(rows) == 0 || !rows[0].HasX2 || rows[len(rows)-1].HasX2 {
 					t.Fatalf("steps.csv.gz: %v: want ‖x‖² logged from step 1 and not in the decay", err)
@@ -348,7 +344,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
 		// warmup_guard keeps a copy of the parameters: it needs the probe's rollback
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_guard", "1"}} }, "--set warmup_guard does nothing for --method salsa; it applies to salsa-budget"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_guard", "0"}} }, "--set warmup_guard does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average and warmup_guard on"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_guard", "0"}} }, "--set warmup_guard does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average, warmup_guard and probe_norm_cap on"},
 		{func(o *Options) {
 			o.Method, o.Sets = "salsa-budget", [][2]string{{"probe", "1"}, {"warmup_guard", "1"}}
 		}, "--set warmup_guard=1: needs Probe and ProbeRollback (--set probe=1 --set probe_rollback=1"},
@@ -377,23 +373,30 @@ func TestOptionErrors(t *testing.T) {
 			o.Method = "salsa-budget"
 			o.Sets = [][2]string{{"probe", "1"}, {"probe_keep_rate", "1"}}
 		}, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
+		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "1"}} }, "--set probe_keep_rate does nothing for --method salsa-probe, which has probe_norm_cap on"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_level_copy", "1"}} }, "--set probe_level_copy does nothing for --method salsa-probe, which has probe_norm_cap on"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_norm_cap", "0"}} }, "--set probe_norm_cap does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average, warmup_guard and probe_norm_cap on"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0.5"}} }, "--set probe_backoff=0.5: must be finite and ≥ 1"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_share", "1"}} }, "--set warmup_share=1: must be in [0, 1) (0: off)"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_share", "0.2"}} }, "--set warmup_share does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0"}} }, "--set probe_backoff=0: must be finite and ≥ 1"},
 		{func(o *Options) {
-			o.Method = "salsa-probe"
-			o.Sets = [][2]string{{"probe_backoff", "4"}, {"probe_keep_rate", "1"}}
+			o.Method = "salsa-budget"
+			o.Sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}, {"probe_backoff", "4"}, {"probe_keep_rate", "1"}}
 		}, "--set probe_backoff=4: not with ProbeKeepRate"},
 		{func(o *Options) {
-			o.Method = "salsa-probe"
-			o.Sets = [][2]string{{"probe_level_copy", "1"}, {"probe_keep_rate", "1"}}
+			o.Method = "salsa-budget"
+			o.Sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}, {"probe_level_copy", "1"}, {"probe_keep_rate", "1"}}
 		}, "--set probe_level_copy=1: not with ProbeKeepRate"},
 		{func(o *Options) {
-			o.Method = "salsa-probe"
-			o.Sets = [][2]string{{"probe_level_copy", "1"}, {"probe_backoff", "4"}}
+			o.Method = "salsa-budget"
+			o.Sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}, {"probe_level_copy", "1"}, {"probe_backoff", "4"}}
 		}, "--set probe_level_copy=1: not with ProbeBackoff 4"},
+		{func(o *Options) {
+			o.Method = "salsa-budget"
+			o.Sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}, {"probe_norm_cap", "1"}, {"probe_keep_rate", "1"}}
+		}, "--set probe_norm_cap=1: not with ProbeKeepRate (--set probe_keep_rate=1)"},
 		// SASA+'s drop keys where the decay begins at the switch
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
 		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"salsa_drop_after", "9"}} }, "--set salsa_drop_after does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
@@ -407,7 +410,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Method = "prodigy"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method prodigy; it applies to"},
 		{func(o *Options) { o.Method = "schedule-free-sgd"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method schedule-free-sgd; it applies to"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average and warmup_guard on; to choose them one by one, use --method salsa-budget"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average, warmup_guard and probe_norm_cap on; to choose them one by one, use --method salsa-budget"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
 		{func(o *Options) {
 			o.Method = "adam-warmup"
