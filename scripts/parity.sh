@@ -54,7 +54,10 @@
 # NOBUILD=1 uses the bin/salsa there is; HS="N ..." runs only tasks HN of a heldoutK part; SEEDS=N runs seeds 1…N (3; the seeds-* parts 10);
 # JOBS=N passes --jobs N to every compare; METHODS=a,b replaces the methods of a heldoutK part (not its variants or peers),
 # so that a set's default salsa can be left to a later call, which trains only the runs not yet finished.
-# scoreboard prints the ten-seed table of every task that has ten-seed runs (SCOREBOARD=1 scripts/parity-summary.sh; NOBUILD=1 needs no build).
+# scoreboard prints the ten-seed table of every task that has ten-seed runs (SCOREBOARD=1 scripts/parity-summary.sh; NOBUILD=1 needs no build);
+# cap-hN (N in 75, 77, 79–82, 85, 86, 91) first links the runs it reads for those tasks since probe_norm_cap joined salsa-probe.
+# The variant parts heldout19-guard and heldout21-cap set a key that has since joined salsa-probe, which refuses it:
+# they reproduce with the build before it joined (for heldout21-cap, any commit from 2c43357 to 037969a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(logreg mlp deep)
@@ -516,11 +519,21 @@ for part in "${parts[@]}"; do
 			ln -sfn "../../../../$r" "runs/parity/guard-$t/runs/$(basename "$r")"
 		done
 		;;
+	cap-h75 | cap-h77 | cap-h79 | cap-h80 | cap-h81 | cap-h82 | cap-h85 | cap-h86 | cap-h91) # the scoreboard's directory of the nine
+		# tasks of probe_norm_cap's screens since it joined salsa-probe: the shb-hand runs of seeds-TASK and the runs of its
+		# fifth version (runs/norm5/TASK, docs/parity/norm.md), linked
+		t=${part#cap-}
+		mkdir -p runs/parity/cap-$t/runs
+		for r in runs/parity/seeds-$t/runs/shb-hand-* runs/norm5/$t/runs/salsa-probe-*; do
+			ln -sfn "$(realpath "$r")" "runs/parity/cap-$t/runs/$(basename "$r")"
+		done
+		;;
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
-		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine), beside Schedule-Free AdamW
+		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine; built_dir where they were
+		# trained with the cap), beside Schedule-Free AdamW
 		sb=()
-		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..94}; do
-			d=$(current_dir "$t") p=runs/parity/seeds-$t-peers
+		for t in logreg logreg-wd0 mlp cnn lstm resnet20 h{1..99}; do
+			d=$(built_dir "$t") p=runs/parity/seeds-$t-peers
 			[ "$t" = h27 ] && p=runs/parity/seeds-h27-sf
 			[ -d "$d" ] || { echo "scoreboard: $t: no $d" >&2; continue; }
 			[ -d "$p" ] || p=

@@ -160,6 +160,19 @@ current_dir() {
 	esac
 }
 
+# built_dir TASK: the directory of runs/parity holding the ten-seed runs of
+# salsa-probe as built since probe_norm_cap joined it, where they were
+# trained with the cap (docs/parity/norm.md): cap-TASK for the nine tasks of
+# its screens (parity.sh cap-TASK links their runs), seeds-TASK-cap for
+# H95–H97; current_dir elsewhere (the build before the cap)
+built_dir() {
+	case $1 in
+	h75 | h77 | h79 | h80 | h81 | h82 | h85 | h86 | h91) echo runs/parity/cap-$1 ;;
+	h95 | h96 | h97) echo runs/parity/seeds-$1-cap ;;
+	*) current_dir "$1" ;;
+	esac
+}
+
 # tuned_lr DIR: the lr of the shb-hand row picked on validation in DIR's
 # runs (parity-summary.sh EPOCHS=1, which needs no checkpoint)
 tuned_lr() {
