@@ -184,8 +184,8 @@ type TailConfig struct {
 	// judged against the tuned schedule on 27 screened pairs of task and
 	// lr0 and on held-out H95–H99 over ten seeds, held, and salsa-probe
 	// has it on; its runs recorded before that have it off, and [Build]
-	// replays them so. Not with ProbeKeepRate or ProbeLevelCopy, whose levels and
-	// copies are those of a rollback the cap does not make.
+	// replays them so. Not with ProbeKeepRate or ProbeLevelCopy, whose
+	// levels and copies are those of a rollback the cap does not make.
 	ProbeNormCap bool
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the

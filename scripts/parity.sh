@@ -76,6 +76,17 @@ copy_new() {
 	done
 }
 
+# link_runs DIR RUN...: each RUN (a run directory, relative to the
+# repository) linked into DIR/runs under its own name, for a directory that
+# gathers runs made elsewhere (guard-TASK, cap-TASK)
+link_runs() {
+	local dir=$1 r; shift
+	mkdir -p "$dir/runs"
+	for r in "$@"; do
+		ln -sfn "../../../../$r" "$dir/runs/$(basename "$r")"
+	done
+}
+
 # parity NAME FROM ARGS...: salsa compare into runs/parity/NAME, with the
 # shb-hand runs of runs/FROM/runs copied first (FROM "-": none).
 parity() {
@@ -514,19 +525,13 @@ for part in "${parts[@]}"; do
 	guard-h64 | guard-h84) # the scoreboard's directory of H64 and H84 since the guard went into salsa-probe: the shb-hand runs
 		# of seeds-TASK and the salsa-probe runs trained with --set warmup_guard=1 (runs/guard/TASK, docs/parity/guard.md step 2), linked
 		t=${part#guard-}
-		mkdir -p runs/parity/guard-$t/runs
-		for r in runs/parity/seeds-$t/runs/shb-hand-* runs/guard/$t/runs/salsa-probe-*; do
-			ln -sfn "../../../../$r" "runs/parity/guard-$t/runs/$(basename "$r")"
-		done
+		link_runs runs/parity/guard-$t runs/parity/seeds-$t/runs/shb-hand-* runs/guard/$t/runs/salsa-probe-*
 		;;
 	cap-h75 | cap-h77 | cap-h79 | cap-h80 | cap-h81 | cap-h82 | cap-h85 | cap-h86 | cap-h91) # the scoreboard's directory of the nine
 		# tasks of probe_norm_cap's screens since it joined salsa-probe: the shb-hand runs of seeds-TASK and the runs of its
 		# fifth version (runs/norm5/TASK, docs/parity/norm.md), linked
 		t=${part#cap-}
-		mkdir -p runs/parity/cap-$t/runs
-		for r in runs/parity/seeds-$t/runs/shb-hand-* runs/norm5/$t/runs/salsa-probe-*; do
-			ln -sfn "$(realpath "$r")" "runs/parity/cap-$t/runs/$(basename "$r")"
-		done
+		link_runs runs/parity/cap-$t runs/parity/seeds-$t/runs/shb-hand-* runs/norm5/$t/runs/salsa-probe-*
 		;;
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine; built_dir where they were

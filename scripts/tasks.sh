@@ -164,8 +164,8 @@ current_dir() {
 # salsa-probe as built since probe_norm_cap joined it, where they were
 # trained with the cap (docs/parity/norm.md): cap-TASK for the nine tasks of
 # its screens (parity.sh cap-TASK links their runs), seeds-TASK-cap for
-# H95–H97, cap-lstm, cap-h31 and cap-h8 for the lstm, H31 and H8; current_dir elsewhere (the build
-# before the cap)
+# H95–H97, cap-lstm, cap-h31 and cap-h8 for the lstm, H31 and H8;
+# current_dir elsewhere (the build before the cap)
 built_dir() {
 	case $1 in
 	h75 | h77 | h79 | h80 | h81 | h82 | h85 | h86 | h91) echo runs/parity/cap-$1 ;;
