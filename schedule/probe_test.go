@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -946,7 +947,19 @@ func TestSalsaProbe(t *testing.T) {
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
 		}
 	}
-	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "nmin", "gamma"} {
+	fixedOn, refused := schedule.ProbeKeys()
+	if want := []string{"average", "probe", "probe_early", "probe_norm_cap", "probe_rollback", "probe_settle", "warmup_guard"}; !slices.Equal(fixedOn, want) {
+		t.Errorf("ProbeKeys on = %v, want %v", fixedOn, want)
+	}
+	if len(refused) != 2 {
+		t.Errorf("ProbeKeys refused = %v, want probe_keep_rate and probe_level_copy", refused)
+	}
+	for _, k := range []string{"probe_keep_rate", "probe_level_copy"} {
+		if err := refused[k]; err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeNormCap = true: not with") {
+			t.Errorf("ProbeKeys refused[%s] = %v, want the cap's error", k, err)
+		}
+	}
+	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "probe_val", "decay_cuts", "nmin", "gamma"} {
 		if !schedule.KeyApplies(k, "salsa-probe") {
 			t.Errorf("--set %s does not apply to salsa-probe", k)
 		}

@@ -303,10 +303,8 @@ func dropKeyPath(path string) bool {
 // usedBy reports whether a method (one of [Methods]) reads the Config field
 // at path. SALSA reads SSLS, SASA+ (whose DropAfter is SALSADropAfter),
 // the SLOPE test's θ, δ, N_min and K_test, and ForceSwitchAt; salsa-budget
-// reads SALSA's and Tail, and salsa-probe the same but the probe's four
-// switches, Average, WarmupGuard and ProbeNormCap, which it sets, and
-// ProbeKeepRate and ProbeLevelCopy, which the cap excludes; a -val method
-// also reads Validation.
+// reads SALSA's and Tail, and salsa-probe the same but the switches it
+// fixes ([ProbeKeys]); a -val method also reads Validation.
 func usedBy(method, path string) bool {
 	top, field, _ := strings.Cut(path, ".")
 	if base, ok := strings.CutSuffix(method, "-val"); ok {
@@ -316,11 +314,8 @@ func usedBy(method, path string) bool {
 	switch method {
 	case "salsa-budget":
 		return top == "Tail" || usedBy("salsa", path)
-	case "salsa-probe": // the probe's four switches, Average, the guard and the cap are on (TailConfig.WithProbe)
-		switch path {
-		case "Tail.Probe", "Tail.ProbeEarly", "Tail.ProbeRollback", "Tail.ProbeSettle", "Tail.Average", "Tail.WarmupGuard", "Tail.ProbeNormCap":
-			return false
-		case "Tail.ProbeKeepRate", "Tail.ProbeLevelCopy": // not with the cap (TailConfig.Validate)
+	case "salsa-probe":
+		if _, fixed := probeFixed()[path]; fixed {
 			return false
 		}
 		if dropKeyPath(path) { // its decay begins at the switch (FromSwitch): SASA+ never drops
@@ -437,3 +432,55 @@ func KeysFor(method, field string) []string {
 	sort.SliceStable(keys, func(i, j int) bool { return len(keyPaths(keys[i])) < len(keyPaths(keys[j])) })
 	return keys
 }
+
+// ProbeKeys lists, sorted, the --set keys of the switches salsa-probe
+// fixes: on, those [TailConfig.WithProbe] turns on, and refused, those
+// [TailConfig.Validate] refuses beside them (why, by key: Validate's
+// error). Both come from WithProbe and Validate themselves, so a switch
+// that joins salsa-probe joins them too.
+func ProbeKeys() (on []string, refused map[string]error) {
+	fixed, paths := probeFixed(), allKeyPaths()
+	refused = map[string]error{}
+	for _, k := range Keys() {
+		if ps := paths[k]; len(ps) == 1 {
+			if err, ok := fixed[ps[0]]; ok {
+				if err == nil {
+					on = append(on, k)
+				} else {
+					refused[k] = err
+				}
+			}
+		}
+	}
+	return on, refused
+}
+
+// probeFixed maps the path ("Tail.ProbeNormCap") of each switch of
+// TailConfig that salsa-probe fixes to nil where [TailConfig.WithProbe]
+// turns it on, and to Validate's error where Validate refuses it beside
+// those. It is found once, by turning each other switch on in a valid
+// WithProbe.
+var probeFixed = sync.OnceValue(func() map[string]error {
+	base := TailConfig{Steps: 1, Fraction: 0.2, FromSwitch: true}.WithProbe()
+	if err := base.Validate(); err != nil {
+		panic(fmt.Sprintf("schedule: salsa-probe's own Tail is invalid: %v", err)) // a defect of WithProbe
+	}
+	fixed := map[string]error{}
+	v := reflect.ValueOf(base)
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Type.Kind() != reflect.Bool || f.Name == "FromSwitch" { // FromSwitch stays the caller's
+			continue
+		}
+		if v.Field(i).Bool() {
+			fixed["Tail."+f.Name] = nil
+			continue
+		}
+		c := base
+		reflect.ValueOf(&c).Elem().Field(i).SetBool(true)
+		if err := c.Validate(); err != nil {
+			fixed["Tail."+f.Name] = err
+		}
+	}
+	return fixed
+})

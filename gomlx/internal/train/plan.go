@@ -543,13 +543,14 @@ func KeyApplies(k, method string) error {
 	if method == "salsa-probe" && schedule.IgnoredFromSwitch(k) {
 		return fmt.Errorf("--set %s does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops", k)
 	}
-	if method == "salsa-probe" && (k == "probe_keep_rate" || k == "probe_level_copy") {
-		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe_norm_cap on, and the cap is not made with it; "+
-			"use --method salsa-budget with probe=1, probe_early=1 and probe_rollback=1", k)
-	}
 	if method == "salsa-probe" && slices.Contains(applies, "salsa-budget") {
-		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has probe, probe_early, probe_rollback, probe_settle, average, warmup_guard and probe_norm_cap on; "+
-			"to choose them one by one, use --method salsa-budget", k)
+		on, refused := schedule.ProbeKeys()
+		if err, ok := refused[k]; ok {
+			return fmt.Errorf("--set %s does nothing for --method salsa-probe, whose switches (%s on) refuse it (%v); "+
+				"to choose them one by one, use --method salsa-budget", k, strings.Join(on, ", "), err)
+		}
+		return fmt.Errorf("--set %s does nothing for --method salsa-probe, which has %s on; "+
+			"to choose them one by one, use --method salsa-budget", k, strings.Join(on, ", "))
 	}
 	return fmt.Errorf("--set %s does nothing for --method %s; it applies to %s", k, method, strings.Join(applies, ", "))
 }
