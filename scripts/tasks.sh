@@ -180,3 +180,12 @@ built_dir() {
 tuned_lr() {
 	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
 }
+
+# scoreboard_lr TASK: the lr of TASK's tuned shb-hand on the scoreboard of
+# docs/parity/README.md ("| H46 | 10.163 at lr 30 |"; TASK as task_args
+# names it, h46 for H46), from its ten-seed runs; empty if it has no row
+scoreboard_lr() {
+	local name=$1
+	[[ $name == h[0-9]* ]] && name=H${name#h}
+	awk -F'|' -v n="$name" '$2 ~ "^ *" n " *$" && match($3, / at lr [0-9.e+-]+/) { print substr($3, RSTART + 7, RLENGTH - 7); exit }' docs/parity/README.md
+}

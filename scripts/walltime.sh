@@ -6,7 +6,7 @@
 # Usage: bash scripts/walltime.sh [PAIRS] [SALSA-BUDGET ARGS...]   (default 3 pairs per task)
 # e.g. bash scripts/walltime.sh 3 --set probe=1 --set probe_early=1
 # METHOD=salsa-probe times that method instead of salsa-budget.
-# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; also lstm, resnet20, and held-out h17, h19, h35–h39, h45–h49, h60, h61, h70, h71, h85 and h86, at their ten-seed tuned lr).
+# NOBUILD=1 uses the bin/salsa there is; TASKS="cnn lstm" measures some tasks only (default "logreg mlp cnn"; any task of the scoreboard in docs/parity/README.md, at its ten-seed tuned lr there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-3}; shift || true
@@ -29,15 +29,12 @@ secs() {
 echo "| task | shb-hand s | $method s | ratio | shb-hand CPU s | $method CPU s | CPU ratio |"
 echo "|---|---|---|---|---|---|---|"
 for task in ${TASKS:-logreg mlp cnn}; do
-	# the tuned shb-hand lr of each task (docs/parity); h17 and h19 are held-out H17 and H19 (heldout5.md), h35–h39 H35–H39 (heldout9.md), h45–h49 H45–H49 (heldout11.md), h60 and h61 H60 and H61 (heldout14.md), h70 and h71 H70 and H71 (heldout16.md), h85 and h86 H85 and H86 (heldout19.md)
-	case $task in
-	logreg) lr=0.1 ;;
-	mlp | cnn | h17 | h37 | h47 | h48) lr=1 ;;
-	h19 | h35 | h36 | h45 | h60 | h70 | h71 | h85 | h86) lr=100 ;;
-	lstm | h46 | h61) lr=30 ;;
-	resnet20 | h38 | h39 | h49) lr=0.3 ;;
-	*) echo "unknown task $task (logreg mlp cnn lstm resnet20 h17 h19 h35–h39 h45–h49 h60 h61 h70 h71 h85 h86)" >&2; exit 2 ;;
-	esac
+	# the tuned shb-hand lr of each task: its ten-seed rate on the scoreboard (docs/parity/README.md)
+	lr=$(scoreboard_lr "$task")
+	if [ -z "$lr" ]; then
+		echo "task $task: no row on the scoreboard of docs/parity/README.md to take its tuned lr from (tasks: logreg, logreg-wd0, mlp, cnn, lstm, resnet20, h1–h99)" >&2
+		exit 2
+	fi
 	# the task's compare arguments less --jobs, which salsa train does not take
 	task_args "$task"
 	common=()
