@@ -536,7 +536,7 @@ for part in "${parts[@]}"; do
 		;;
 	cap-*) # since probe_norm_cap joined salsa-probe (c6f481a): its ten seeds from every lr0 trained again with the build,
 		# beside shb-hand at LRS (the scoreboard's tuned lr and one neighbour), into cap-TASK; so were the lstm,
-		# H31 and H8 (30,100), H46 and H61 (10,30), H66 (30,100) and H22 (100,300)
+		# H31 and H8 (30,100), H46 and H61 (10,30), H66 (30,100), H22 (100,300) and H65 (30,100)
 		t=${part#cap-}
 		task_args $t
 		SEEDS=10 parity cap-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "${LRS:?cap-$t: give LRS, the rates of shb-hand}"

@@ -164,13 +164,13 @@ current_dir() {
 # salsa-probe as built since probe_norm_cap joined it, where they were
 # trained with the cap (docs/parity/norm.md): cap-TASK for the nine tasks of
 # its screens (parity.sh cap-TASK links their runs), seeds-TASK-cap for
-# H95–H97, cap-TASK for the lstm, H31, H8, H46, H61, H66 and H22;
+# H95–H97, cap-TASK for the lstm, H31, H8, H46, H61, H66, H22 and H65;
 # current_dir elsewhere (the build before the cap)
 built_dir() {
 	case $1 in
 	h75 | h77 | h79 | h80 | h81 | h82 | h85 | h86 | h91) echo runs/parity/cap-$1 ;;
 	h95 | h96 | h97) echo runs/parity/seeds-$1-cap ;;
-	lstm | h31 | h8 | h46 | h61 | h66 | h22) echo runs/parity/cap-$1 ;; # trained again with the build (parity.sh cap-TASK; runs/chain21.sh to runs/chain25.sh)
+	lstm | h31 | h8 | h46 | h61 | h66 | h22 | h65) echo runs/parity/cap-$1 ;; # trained again with the build (parity.sh cap-TASK; runs/chain21.sh to runs/chain28.sh)
 	*) current_dir "$1" ;;
 	esac
 }
