@@ -55,7 +55,7 @@
 # JOBS=N passes --jobs N to every compare; METHODS=a,b replaces the methods of a heldoutK part (not its variants or peers),
 # so that a set's default salsa can be left to a later call, which trains only the runs not yet finished.
 # scoreboard prints the ten-seed table of every task that has ten-seed runs (SCOREBOARD=1 scripts/parity-summary.sh; NOBUILD=1 needs no build);
-# cap-hN (N in 75, 77, 79–82, 85, 86, 91) first links the runs it reads for those tasks since probe_norm_cap joined salsa-probe;
+# cap-hN (N in 75, 77, 79–82, 85, 86, 91: tasks.sh cap_screened) first links the runs it reads for those tasks since probe_norm_cap joined salsa-probe;
 # on any other task, cap-TASK trains salsa-probe over ten seeds with the build, beside shb-hand at LRS (e.g. LRS=30,100 JOBS=2 cap-lstm).
 # The variant parts heldout19-guard and heldout21-cap set a key that has since joined salsa-probe, which refuses it:
 # they reproduce with the build before it joined (for heldout21-cap, any commit from 2c43357 to 037969a).
@@ -528,18 +528,19 @@ for part in "${parts[@]}"; do
 		t=${part#guard-}
 		link_runs runs/parity/guard-$t runs/parity/seeds-$t/runs/shb-hand-* runs/guard/$t/runs/salsa-probe-*
 		;;
-	cap-h75 | cap-h77 | cap-h79 | cap-h80 | cap-h81 | cap-h82 | cap-h85 | cap-h86 | cap-h91) # the scoreboard's directory of the nine
-		# tasks of probe_norm_cap's screens since it joined salsa-probe: the shb-hand runs of seeds-TASK and the runs of its
-		# fifth version (runs/norm5/TASK, docs/parity/norm.md), linked
+	cap-*) # the scoreboard's directory of TASK since probe_norm_cap joined salsa-probe (c6f481a)
 		t=${part#cap-}
-		link_runs runs/parity/cap-$t runs/parity/seeds-$t/runs/shb-hand-* runs/norm5/$t/runs/salsa-probe-*
-		;;
-	cap-*) # since probe_norm_cap joined salsa-probe (c6f481a): its ten seeds from every lr0 trained again with the build,
-		# beside shb-hand at LRS (the scoreboard's tuned lr and one neighbour), into cap-TASK; so were the issue's lstm,
-		# H31 and H8 (30,100), H46 and H61 (10,30), H66 (30,100), H22 (100,300) and H65 (30,100)
-		t=${part#cap-}
-		task_args $t
-		SEEDS=10 parity cap-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "${LRS:?cap-$t: give LRS, the rates of shb-hand}"
+		if [[ " ${cap_screened[*]} " == *" $t "* ]]; then
+			# the nine tasks of its screens: the shb-hand runs of seeds-TASK and the runs of its fifth version
+			# (runs/norm5/TASK, docs/parity/norm.md), linked
+			link_runs runs/parity/cap-$t runs/parity/seeds-$t/runs/shb-hand-* runs/norm5/$t/runs/salsa-probe-*
+		else
+			# elsewhere its ten seeds from every lr0 trained again with the build, beside shb-hand at LRS (the scoreboard's
+			# tuned lr and one neighbour); so were the issue's lstm, H31 and H8 (30,100), H46 and H61 (10,30), H66 (30,100),
+			# H22 (100,300) and H65 (30,100)
+			task_args $t
+			SEEDS=10 parity cap-$t - --methods salsa-probe,shb-hand "${args[@]}" --grid shb-hand --lr0s "${LRS:?cap-$t: give LRS, the rates of shb-hand}"
+		fi
 		;;
 	scoreboard) # docs/parity/README.md's "Where it stands": every task with ten-seed runs of the current salsa-probe
 		# (clean-/confirm- where those reruns replaced seeds-; H27's ran on a device machine; built_dir where they were

@@ -160,18 +160,26 @@ current_dir() {
 	esac
 }
 
+# cap_screened: the nine tasks of probe_norm_cap's screens (docs/parity/norm.md),
+# whose cap-TASK directories parity.sh links from the runs of its fifth version
+cap_screened=(h75 h77 h79 h80 h81 h82 h85 h86 h91)
+
 # built_dir TASK: the directory of runs/parity holding the ten-seed runs of
 # salsa-probe as built since probe_norm_cap joined it, where they were
-# trained with the cap (docs/parity/norm.md): cap-TASK for the nine tasks of
-# its screens (parity.sh cap-TASK links their runs), seeds-TASK-cap for
-# H95–H97, cap-TASK for the lstm, H31, H8, H46, H61, H66, H22 and H65;
-# current_dir elsewhere (the build before the cap)
+# trained with the cap: cap-TASK for the nine tasks of its screens (linked)
+# and for the lstm, H31, H8, H46, H61, H66, H22 and H65 (trained
+# again with the build: parity.sh cap-TASK; runs/chain21.sh to
+# runs/chain28.sh), seeds-TASK-cap for H95–H97; current_dir elsewhere (the
+# build before the cap)
 built_dir() {
-	case $1 in
-	h75 | h77 | h79 | h80 | h81 | h82 | h85 | h86 | h91) echo runs/parity/cap-$1 ;;
-	h95 | h96 | h97) echo runs/parity/seeds-$1-cap ;;
-	lstm | h31 | h8 | h46 | h61 | h66 | h22 | h65) echo runs/parity/cap-$1 ;; # trained again with the build (parity.sh cap-TASK; runs/chain21.sh to runs/chain28.sh)
-	*) current_dir "$1" ;;
+	case " ${cap_screened[*]} lstm h31 h8 h46 h61 h66 h22 h65 " in
+	*" $1 "*) echo runs/parity/cap-$1 ;;
+	*)
+		case $1 in
+		h95 | h96 | h97) echo runs/parity/seeds-$1-cap ;;
+		*) current_dir "$1" ;;
+		esac
+		;;
 	esac
 }
 
