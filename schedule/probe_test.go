@@ -940,8 +940,8 @@ func TestSalsaProbe(t *testing.T) {
 	if rollbacks != 1 {
 		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
 	}
-	// the seven it sets, and the two the cap excludes
-	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "probe_keep_rate", "probe_level_copy"} {
+	// the seven it sets, and the one the cap excludes
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "probe_level_copy"} {
 		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
 			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
@@ -951,15 +951,10 @@ func TestSalsaProbe(t *testing.T) {
 	if want := []string{"average", "probe", "probe_early", "probe_norm_cap", "probe_rollback", "probe_settle", "warmup_guard"}; !slices.Equal(fixedOn, want) {
 		t.Errorf("ProbeKeys on = %v, want %v", fixedOn, want)
 	}
-	if len(refused) != 2 {
-		t.Errorf("ProbeKeys refused = %v, want probe_keep_rate and probe_level_copy", refused)
+	if err := refused["probe_level_copy"]; len(refused) != 1 || err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeNormCap = true: not with ProbeLevelCopy") {
+		t.Errorf("ProbeKeys refused = %v, want probe_level_copy with the cap's error", refused)
 	}
-	for _, k := range []string{"probe_keep_rate", "probe_level_copy"} {
-		if err := refused[k]; err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeNormCap = true: not with") {
-			t.Errorf("ProbeKeys refused[%s] = %v, want the cap's error", k, err)
-		}
-	}
-	for _, k := range []string{"total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "probe_val", "decay_cuts", "nmin", "gamma"} {
+	for _, k := range []string{"probe_keep_rate", "total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "probe_val", "decay_cuts", "nmin", "gamma"} {
 		if !schedule.KeyApplies(k, "salsa-probe") {
 			t.Errorf("--set %s does not apply to salsa-probe", k)
 		}
@@ -1382,15 +1377,25 @@ func capConfig() schedule.Config {
 // α_s.
 func capRun(t *testing.T, s *schedule.Tail, means, x2s []float64) ([]schedule.Result, float64) {
 	t.Helper()
+	ws := make([][]float64, len(means))
+	for i, m := range means {
+		ws[i] = window(m, 10)
+	}
+	return capRunLosses(t, s, ws, x2s)
+}
+
+// capRunLosses is capRun with each window's ten losses given.
+func capRunLosses(t *testing.T, s *schedule.Tail, ws [][]float64, x2s []float64) ([]schedule.Result, float64) {
+	t.Helper()
 	var out []schedule.Result
 	x2 := 100.0
 	for _, f := range window(1, 10) {
 		out = append(out, stepObs(t, s, f, math.Inf(1), schedule.Observation{X2: x2}))
 	}
 	as := s.LR() / 2
-	for i, m := range means {
+	for i, w := range ws {
 		from := x2
-		for j, f := range window(m, 10) {
+		for j, f := range w {
 			x2 = from + (x2s[i]-from)*float64(j+1)/10
 			out = append(out, stepObs(t, s, f, math.Inf(1), schedule.Observation{X2: x2}))
 			if d, _ := s.Decaying(); d {
@@ -1404,17 +1409,10 @@ func capRun(t *testing.T, s *schedule.Tail, means, x2s []float64) ([]schedule.Re
 // TestProbeNormCap: a trace table of ProbeNormCap. The probe starts at
 // ‖x‖² = 100; each row gives the windows' means and the ‖x‖² each window
 // ends at, and the step the probe ends, its reason and the decay's rate.
+// Each row runs with ProbeKeepRate too: a capped probe decays from the
+// same level, a failed rate from the last accepted rate, twice it.
 func TestProbeNormCap(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		means     []float64
-		x2s       []float64
-		step      int
-		reason    string
-		level     float64 // × α_s
-		projected float64 // the cap event's Mean
-		x2        float64 // and its Prev
-	}{
+	for _, c := range []capRow{
 		// 10, then 40: the second projects 40·min(4, 40/10) = 160 > 150,
 		// and ends the probe after the window at 4α_s, decaying from 2α_s
 		{"doubling projected", []float64{0.9, 0.8, 0.7}, []float64{110, 150, 1000}, 30, schedule.ReasonNormCap, 2, 160, 150},
@@ -1434,39 +1432,86 @@ func TestProbeNormCap(t *testing.T) {
 		// ends the probe
 		{"shrinking", []float64{0.9, 0.8, 0.9}, []float64{90, 50, 40}, 40, "rollback", 2, 0, 0},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := mustNewTail(t, capConfig())
-			out, as := capRun(t, s, c.means, c.x2s)
-			last := out[len(out)-1]
-			if last.Step != c.step {
-				t.Fatalf("the probe ended at step %d (%+v), want %d", last.Step, last.Events, c.step)
+		for _, keep := range []bool{false, true} {
+			if keep && c.reason == "rollback" {
+				// ProbeKeepRate: from the last accepted rate, whose copy
+				// the next loss confirmed, not half of it
+				c.level *= 2
 			}
-			n := len(last.Events)
-			if n < 2 || last.Events[n-1].Kind != schedule.KindDecay || last.Events[n-1].Reason != c.reason || !near(last.Events[n-1].NewLR, c.level*as) {
-				t.Fatalf("step %d: events %+v, want a decay from %v·α_s = %v with reason %q", last.Step, last.Events, c.level, c.level*as, c.reason)
-			}
-			if !last.ResetMomentum || !last.Release {
-				t.Errorf("step %d: %+v, want the momentum zeroed and the copies released", last.Step, last)
-			}
-			if c.reason != schedule.ReasonNormCap {
-				return
-			}
-			capEv, acc := last.Events[n-2], last.Events[n-3]
-			if last.Rollback || last.Save || capEv.Kind != schedule.KindProbe || capEv.Reason != schedule.ReasonNormCap || !near(capEv.Mean, c.projected) ||
-				!near(capEv.Prev, c.x2) || capEv.Accept || !acc.Accept || capEv.NewLR != 2*acc.NewLR {
-				t.Errorf("step %d: %+v, want no rollback, no copy saved, an accepted window and the cap's event (projected %v, the rate not run twice the accepted one)", last.Step, last, c.projected)
-			}
-		})
+			t.Run(fmt.Sprintf("%s/keep=%v", c.name, keep), func(t *testing.T) { capCase(t, keep, c) })
+		}
 	}
 	c := capConfig()
-	c.Tail.ProbeKeepRate = true
-	wantRefused(t, c, "TailConfig.ProbeNormCap = true: not with ProbeKeepRate")
-	c = capConfig()
 	c.Tail.ProbeLevelCopy = true
 	wantRefused(t, c, "TailConfig.ProbeNormCap = true: not with ProbeLevelCopy")
 	c = capConfig()
 	c.Tail.Probe, c.Tail.ProbeEarly, c.Tail.ProbeRollback = false, false, false
 	wantRefused(t, c, "TailConfig.ProbeNormCap = true: needs Probe")
+}
+
+// TestProbeNormCapKeepRate: with ProbeKeepRate, a probe the cap ends
+// decays from half the last accepted rate as without it, also when that is
+// not the rate of the copy kept: here the loss at the candidate copy of the
+// window at 2α_s is an outlier, so the kept copy is still the start's,
+// reached at α_s, and the cap, after the window at 4α_s, decays from 2α_s.
+func TestProbeNormCapKeepRate(t *testing.T) {
+	cfg := capConfig()
+	cfg.Tail.ProbeKeepRate = true
+	second := append([]float64{5}, window(0.3, 9)...)
+	out, as := capRunLosses(t, mustNewTail(t, cfg), [][]float64{window(0.9, 10), second, window(0.2, 10)}, []float64{110, 150, 1000})
+	last := out[len(out)-1]
+	n := len(last.Events)
+	if last.Step != 30 || n == 0 || last.Events[n-1].Reason != schedule.ReasonNormCap || !near(last.Events[n-1].NewLR, 2*as) || last.Rollback {
+		t.Errorf("step %d: %+v, want the cap after step 30 and a decay from 2α_s = %v without a rollback", last.Step, last, 2*as)
+	}
+	var outlier bool
+	for _, r := range out {
+		for _, e := range r.Events {
+			outlier = outlier || e.Reason == schedule.ReasonCandidateOutlier
+		}
+	}
+	if !outlier {
+		t.Errorf("no %q event: the row does not test what it says", schedule.ReasonCandidateOutlier)
+	}
+}
+
+// capCase runs a row of TestProbeNormCap, with ProbeKeepRate if keep.
+func capCase(t *testing.T, keep bool, c capRow) {
+	cfg := capConfig()
+	cfg.Tail.ProbeKeepRate = keep
+	s := mustNewTail(t, cfg)
+	out, as := capRun(t, s, c.means, c.x2s)
+	last := out[len(out)-1]
+	if last.Step != c.step {
+		t.Fatalf("the probe ended at step %d (%+v), want %d", last.Step, last.Events, c.step)
+	}
+	n := len(last.Events)
+	if n < 2 || last.Events[n-1].Kind != schedule.KindDecay || last.Events[n-1].Reason != c.reason || !near(last.Events[n-1].NewLR, c.level*as) {
+		t.Fatalf("step %d: events %+v, want a decay from %v·α_s = %v with reason %q", last.Step, last.Events, c.level, c.level*as, c.reason)
+	}
+	if !last.ResetMomentum || !last.Release {
+		t.Errorf("step %d: %+v, want the momentum zeroed and the copies released", last.Step, last)
+	}
+	if c.reason != schedule.ReasonNormCap {
+		return
+	}
+	capEv, acc := last.Events[n-2], last.Events[n-3]
+	if last.Rollback || last.Save || capEv.Kind != schedule.KindProbe || capEv.Reason != schedule.ReasonNormCap || !near(capEv.Mean, c.projected) ||
+		!near(capEv.Prev, c.x2) || capEv.Accept || !acc.Accept || capEv.NewLR != 2*acc.NewLR {
+		t.Errorf("step %d: %+v, want no rollback, no copy saved, an accepted window and the cap's event (projected %v, the rate not run twice the accepted one)", last.Step, last, c.projected)
+	}
+}
+
+// capRow is a row of TestProbeNormCap.
+type capRow struct {
+	name      string
+	means     []float64
+	x2s       []float64
+	step      int
+	reason    string
+	level     float64 // × α_s
+	projected float64 // the cap event's Mean
+	x2        float64 // and its Prev
 }
 
 // near reports whether a and b agree to 1e-9 relative to b (at least 1).

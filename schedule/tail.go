@@ -136,6 +136,9 @@ type TailConfig struct {
 	// The back-off came before the copy was confirmed: without it a
 	// held-out cnn run diverged after a rollback (docs/parity), and a copy
 	// its last update had ruined is the fault the confirmation was made for.
+	// With ProbeNormCap a probe the cap ends decays as without this key
+	// (from half the last accepted rate): it puts no copy back, and the
+	// key raises only the level after a failed rate (docs/parity/keep-cap.md).
 	ProbeKeepRate bool
 	// ProbeBackoff, with ProbeEarly: a probe ended by a failed rate decays
 	// from the last accepted rate divided by this; 0 means the probe's own
@@ -184,8 +187,9 @@ type TailConfig struct {
 	// judged against the tuned schedule on 27 screened pairs of task and
 	// lr0 and on held-out H95–H99 over ten seeds, held, and salsa-probe
 	// has it on; its runs recorded before that have it off, and [Build]
-	// replays them so. Not with ProbeKeepRate or ProbeLevelCopy, whose
-	// levels and copies are those of a rollback the cap does not make.
+	// replays them so. Not with ProbeLevelCopy, whose copy is that of a
+	// rollback the cap does not make; with ProbeKeepRate the cap's decay
+	// still begins from half the last accepted rate.
 	ProbeNormCap bool
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the
@@ -243,8 +247,8 @@ func (c TailConfig) WarmupGamma(gamma float64) float64 {
 // ProbeSettle, Average, WarmupGuard and ProbeNormCap. It is the Tail of
 // the method "salsa-probe", the variant of salsa-budget that docs/parity
 // measured closest to a grid-tuned schedule; FromSwitch stays c's (the
-// probe needs it, and Validate says so), and so do ProbeKeepRate and
-// ProbeLevelCopy, which Validate refuses beside the cap.
+// probe needs it, and Validate says so), and so do ProbeKeepRate, off in
+// salsa-probe, and ProbeLevelCopy, which Validate refuses beside the cap.
 func (c TailConfig) WithProbe() TailConfig {
 	c = c.probeSwitches()
 	c.WarmupGuard, c.ProbeNormCap = true, true
@@ -324,8 +328,6 @@ func (c TailConfig) Validate() error {
 		switch {
 		case !c.Probe:
 			return &FieldError{"TailConfig.ProbeNormCap", c.ProbeNormCap, "needs Probe (--set probe=1; salsa-probe has it)"}
-		case c.ProbeKeepRate:
-			return &FieldError{"TailConfig.ProbeNormCap", c.ProbeNormCap, "not with ProbeKeepRate (--set probe_keep_rate=1): the cap ends the probe without the rollback whose copy sets that level"}
 		case c.ProbeLevelCopy:
 			return &FieldError{"TailConfig.ProbeNormCap", c.ProbeNormCap, "not with ProbeLevelCopy (--set probe_level_copy=1): the cap ends the probe without the rollback that puts back the level's copy"}
 		}
@@ -801,8 +803,9 @@ func (t *Tail) close(k int, loss, lr, val float64, asked bool) Result {
 				// the last accepted rate may be at the edge of stability: back
 				// off one level (ProbeBackoff's), and drop the momentum of the
 				// failed window; with ProbeKeepRate, decay from the rate that
-				// reached the copy the rollback puts back
-				if t.cfg.ProbeKeepRate {
+				// reached the copy the rollback puts back (the cap puts none
+				// back, and backs off)
+				if t.cfg.ProbeKeepRate && !capped {
 					from = t.probe.Kept
 				} else {
 					from /= t.cfg.backoff()

@@ -374,7 +374,10 @@ func TestOptionErrors(t *testing.T) {
 			o.Sets = [][2]string{{"probe", "1"}, {"probe_keep_rate", "1"}}
 		}, "--set probe_keep_rate=1: needs ProbeEarly and ProbeRollback"},
 		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"probe_keep_rate", "2"}} }, "--set probe_keep_rate=2: must be 1 or 0 (true or false)"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_keep_rate", "1"}} }, "--set probe_keep_rate does nothing for --method salsa-probe, whose switches (average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on) refuse it (schedule: TailConfig.ProbeNormCap = true: not with"},
+		{func(o *Options) {
+			o.Method = "salsa-probe"
+			o.Sets = [][2]string{{"probe_keep_rate", "1"}, {"probe_backoff", "4"}}
+		}, "--set probe_backoff=4: not with ProbeKeepRate"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_level_copy", "1"}} }, "--set probe_level_copy does nothing for --method salsa-probe, whose switches (average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on) refuse it (schedule: TailConfig.ProbeNormCap = true: not with"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_norm_cap", "0"}} }, "--set probe_norm_cap does nothing for --method salsa-probe, which has average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0.5"}} }, "--set probe_backoff=0.5: must be finite and ≥ 1"},
@@ -395,8 +398,8 @@ func TestOptionErrors(t *testing.T) {
 		}, "--set probe_level_copy=1: not with ProbeBackoff 4"},
 		{func(o *Options) {
 			o.Method = "salsa-budget"
-			o.Sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}, {"probe_norm_cap", "1"}, {"probe_keep_rate", "1"}}
-		}, "--set probe_norm_cap=1: not with ProbeKeepRate (--set probe_keep_rate=1)"},
+			o.Sets = [][2]string{{"probe", "1"}, {"probe_early", "1"}, {"probe_rollback", "1"}, {"probe_norm_cap", "1"}, {"probe_level_copy", "1"}}
+		}, "--set probe_norm_cap=1: not with ProbeLevelCopy (--set probe_level_copy=1)"},
 		// SASA+'s drop keys where the decay begins at the switch
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method salsa-probe: its decay begins at the switch, so SASA+ never drops"},
 		{func(o *Options) { o.Method = "salsa-budget"; o.Sets = [][2]string{{"salsa_drop_after", "9"}} }, "--set salsa_drop_after does nothing for --method salsa-budget with decay_from_switch=1 (the default)"},
