@@ -53,6 +53,15 @@ func (t *Trainer) foldGraph(_ *model.Scope, g *Graph) *Node {
 	return n
 }
 
+// restartAverage drops the iterates folded into the average so far, so that
+// the next fold makes x̄ the parameters (a Rollback with Result.Average).
+func (t *Trainer) restartAverage() error {
+	if v := t.store.GetVariable(averageCountPath); v != nil {
+		return v.SetValue(tensors.FromShape(v.Shape()))
+	}
+	return nil
+}
+
 // foldAverage folds the parameters after step into the average (Result.Average).
 func (t *Trainer) foldAverage(step int) error {
 	if t.trainable == nil {

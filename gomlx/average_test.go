@@ -156,6 +156,97 @@ func TestTrainerAverage(t *testing.T) {
 	}
 }
 
+// rollbackAt is a tail that averages its decay, with a copy of the
+// parameters saved and confirmed at step save and put back at step back, as
+// TailConfig.ProbeCapConfirm puts one back in the decay.
+type rollbackAt struct {
+	*schedule.Tail
+	save, back int
+}
+
+func (r rollbackAt) End(obs schedule.Observation) (schedule.Result, error) {
+	res, err := r.Tail.End(obs)
+	switch res.Step {
+	case r.save:
+		res.Save, res.Confirm = true, true
+	case r.back:
+		res.Rollback, res.ResetMomentum, res.Release = true, true, true
+	}
+	return res, err
+}
+
+// TestTrainerAverageRestart: a Rollback at a step that folds the average
+// starts it again: the parameters put back are its first iterate, and the
+// average at the end is the float64 average of the parameters after each
+// step from the rollback's on, the iterates before it dropped.
+func TestTrainerAverageRestart(t *testing.T) {
+	const in, out, n, steps = 5, 3, 16, 12
+	tr, err := New(gobackend.GetBackend(), model.NewStore(), bnNet(out, 0), Config{LR: 0.05, Beta: 0.9, Nu: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rollbackAt{averagingTail(t, steps), 5, 9}
+	r := rand.New(rand.NewPCG(5, 6))
+	var sum, saved []float64
+	folds, before := 0, 0
+	for k := 1; k <= steps; k++ {
+		X, y := randBatch(r, n, in, out)
+		x, yt := tensorsOf(X, y, in)
+		res, _, err := tr.Run(s, x, yt)
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		p, err := gather(nil, tr.trainable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == s.save {
+			saved = make([]float64, len(p))
+			for i, v := range p {
+				saved[i] = float64(v)
+			}
+		}
+		if k == s.back {
+			if !res.Average {
+				t.Fatalf("step %d: no average at the rollback: the test does not test the restart", k)
+			}
+			before = folds
+			sum, folds = nil, 0
+			for i, v := range p {
+				if float64(v) != saved[i] {
+					t.Fatalf("step %d: parameter %d is %v after the rollback, the copy of step %d has %v", k, i, v, s.save, saved[i])
+				}
+			}
+		}
+		if !res.Average {
+			continue
+		}
+		if sum == nil {
+			sum = make([]float64, len(p))
+		}
+		for i, v := range p {
+			sum[i] += float64(v)
+		}
+		folds++
+	}
+	if before == 0 {
+		t.Fatal("no iterate folded before the rollback: the test does not test the restart")
+	}
+	if c, err := tr.AverageCount(); err != nil || c != folds {
+		t.Fatalf("AverageCount %d (%v), want %d, the steps from the rollback's on", c, err, folds)
+	}
+	if err := tr.BeginAverage(nil); err != nil {
+		t.Fatal(err)
+	}
+	at, _ := gather(nil, tr.trainable)
+	for i, v := range at {
+		want := sum[i] / float64(folds)
+		if d := math.Abs(float64(v) - want); d > 1e-6*(1+math.Abs(want)) {
+			t.Fatalf("parameter %d at the average: %v, the float64 average from the rollback on %v", i, v, want)
+		}
+	}
+}
+
 // TestAverageRefusals: a Host trainer and the Optimizer refuse a scheduler
 // that averages the decay before its first step.
 func TestAverageRefusals(t *testing.T) {

@@ -524,6 +524,12 @@ func (t *Trainer) end(s schedule.Scheduler, st *Stats) (schedule.Result, error) 
 	if err := t.keepOrRollback(res); err != nil {
 		return res, err
 	}
+	if res.Average && res.Rollback {
+		// the average starts again at the parameters put back
+		if err := t.restartAverage(); err != nil {
+			return res, err
+		}
+	}
 	if res.Average {
 		if err := t.foldAverage(res.Step); err != nil {
 			return res, err

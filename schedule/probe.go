@@ -118,6 +118,12 @@ const ReasonRollbackToLevel = "rollback to level"
 // run), and of the [KindDecay] event that follows it.
 const ReasonNormCap = "norm cap"
 
+// ReasonCapOutlier is, with [TailConfig.ProbeCapConfirm], the Reason of the
+// [KindProbe] event at the first step of a decay the cap began whose loss
+// is an outlier against the capped window (Mean: that loss; Prev: the
+// window's mean; NewLR: the decay's rate): the kept copy is put back.
+const ReasonCapOutlier = "outlier after cap"
+
 // ReasonWarmupRise is, with [TailConfig.WarmupGuard], the Reason of the
 // [KindDecay] event of a warm-up ended by a window whose mean loss is
 // above the warm-up's best window's: the parameters go back to that
@@ -194,6 +200,9 @@ type probeState struct {
 	WinX2 float64 `json:",omitempty"`
 	LastG float64 `json:",omitempty"`
 	PrevG float64 `json:",omitempty"`
+	// CapCheck, with ProbeCapConfirm: the cap began the decay at the last
+	// step, whose parameters this step's loss confirms or not.
+	CapCheck bool `json:",omitempty"`
 }
 
 // summary returns the mean, the sample standard deviation σ̂ (stats.Std,

@@ -869,7 +869,8 @@ func TestProbeSettle(t *testing.T) {
 }
 
 // TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
-// four switches, Average and WarmupGuard on (TailConfig.WithProbe). It has
+// four switches, Average, WarmupGuard, the cap and its check on
+// (TailConfig.WithProbe). It has
 // salsa-budget's configuration with them set, takes the same decisions step
 // by step on the suite's problem, a rollback included, is named salsa-probe
 // however the switches were set, with the guard or without (its runs before
@@ -888,10 +889,10 @@ func TestSalsaProbe(t *testing.T) {
 	on := c
 	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle, on.Tail.Average = true, true, true, true, true
 	five := on // salsa-probe as its runs before the guard recorded it
-	on.Tail.WarmupGuard, on.Tail.ProbeNormCap = true, true
+	on.Tail.WarmupGuard, on.Tail.ProbeNormCap, on.Tail.ProbeCapConfirm = true, true, true
 	budget := mustNewTail(t, on)
 	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, five).Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
-		t.Errorf("names %q and, with the seven flags, %q; with the five before the guard %q; without them %q",
+		t.Errorf("names %q and, with the eight flags, %q; with the five before the guard %q; without them %q",
 			probe.Name(), budget.Name(), mustNewTail(t, five).Name(), mustNewTail(t, c).Name())
 	}
 	for _, tc := range []struct {
@@ -903,9 +904,9 @@ func TestSalsaProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := s.(*schedule.Tail).Config(); g.WarmupGuard != tc.want || g.ProbeNormCap != tc.want {
-			t.Errorf("%s(salsa-probe) of a configuration recorded without the guard and the cap: WarmupGuard %v, ProbeNormCap %v, want %v",
-				tc.name, g.WarmupGuard, g.ProbeNormCap, tc.want)
+		if g := s.(*schedule.Tail).Config(); g.WarmupGuard != tc.want || g.ProbeNormCap != tc.want || g.ProbeCapConfirm != tc.want {
+			t.Errorf("%s(salsa-probe) of a configuration recorded without the guard and the cap: WarmupGuard %v, ProbeNormCap %v, ProbeCapConfirm %v, want %v",
+				tc.name, g.WarmupGuard, g.ProbeNormCap, g.ProbeCapConfirm, tc.want)
 		}
 	}
 	if !reflect.DeepEqual(c.ForMethod("salsa-probe"), on) || !reflect.DeepEqual(c.ForMethod("salsa-budget"), c) {
@@ -940,15 +941,15 @@ func TestSalsaProbe(t *testing.T) {
 	if rollbacks != 1 {
 		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
 	}
-	// the seven it sets, and the one the cap excludes
-	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "probe_level_copy"} {
+	// the eight it sets, and the one the cap excludes
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "probe_cap_confirm", "probe_level_copy"} {
 		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
 			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
 		}
 	}
 	fixedOn, refused := schedule.ProbeKeys()
-	if want := []string{"average", "probe", "probe_early", "probe_norm_cap", "probe_rollback", "probe_settle", "warmup_guard"}; !slices.Equal(fixedOn, want) {
+	if want := []string{"average", "probe", "probe_cap_confirm", "probe_early", "probe_norm_cap", "probe_rollback", "probe_settle", "warmup_guard"}; !slices.Equal(fixedOn, want) {
 		t.Errorf("ProbeKeys on = %v, want %v", fixedOn, want)
 	}
 	if err := refused["probe_level_copy"]; len(refused) != 1 || err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeNormCap = true: not with ProbeLevelCopy") {
@@ -1604,4 +1605,67 @@ func TestProbeNormCapResume(t *testing.T) {
 			t.Errorf("resumed after step %d: the Results differ from the uninterrupted run's", m)
 		}
 	}
+}
+
+// TestProbeCapConfirm: with ProbeCapConfirm the cap (after step 30, the
+// capped window's mean 0.8, σ̂ 0.105) keeps the copies, and the next loss,
+// at the parameters the decay began from, decides: an outlier (above
+// 0.8 + 4σ̂) puts back the kept copy with the momentum zeroed, and either
+// way the copies are released and the decay goes on at its rate. The
+// check's state survives a snapshot taken between the two steps; without
+// the cap or the rollback the key is refused.
+func TestProbeCapConfirm(t *testing.T) {
+	cfg := capConfig()
+	cfg.Tail.ProbeCapConfirm = true
+	var rates []float64
+	for _, c := range []struct {
+		name     string
+		next     float64
+		rollback bool
+		resume   bool
+	}{
+		{"outlier", 10, true, false},
+		{"outlier, resumed after the cap", 10, true, true},
+		{"not an outlier", 1.2, false, false},
+	} {
+		var s schedule.Scheduler = mustNewTail(t, cfg)
+		out, _ := capRun(t, s.(*schedule.Tail), []float64{0.9, 0.8, 0.7}, []float64{110, 150, 1000})
+		capped := out[len(out)-1]
+		if n := len(capped.Events); capped.Step != 30 || n == 0 || capped.Events[n-1].Reason != schedule.ReasonNormCap {
+			t.Fatalf("%s: %+v, want the cap after step 30", c.name, capped)
+		}
+		if capped.Release || capped.Rollback || !capped.ResetMomentum {
+			t.Errorf("%s: step 30: %+v, want the momentum zeroed, and no rollback or release before the check", c.name, capped)
+		}
+		if c.resume {
+			data, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err = schedule.Restore(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := stepObs(t, s, c.next, math.Inf(1), schedule.Observation{})
+		if r.Rollback != c.rollback || r.ResetMomentum != c.rollback || !r.Release || r.Save || r.Confirm {
+			t.Errorf("%s: step 31: %+v, want Rollback and ResetMomentum %v, and the release", c.name, r, c.rollback)
+		}
+		if got := len(r.Events) == 1 && r.Events[0].Kind == schedule.KindProbe && r.Events[0].Reason == schedule.ReasonCapOutlier &&
+			r.Events[0].Mean == c.next && r.Events[0].Prev == 0.8 && r.Events[0].NewLR == r.LR; got != c.rollback {
+			t.Errorf("%s: step 31: events %+v, want the %q event: %v", c.name, r.Events, schedule.ReasonCapOutlier, c.rollback)
+		}
+		rates = append(rates, r.LR, r.NextLR)
+		if r := stepObs(t, s, 1, math.Inf(1), schedule.Observation{}); r.Rollback || r.Release || len(r.Events) != 0 {
+			t.Errorf("%s: step 32: %+v, want nothing after the check", c.name, r)
+		}
+	}
+	if !(rates[0] == rates[2] && rates[2] == rates[4] && rates[1] == rates[3] && rates[3] == rates[5]) {
+		t.Errorf("the rates of step 31 and the next %v: want the decay's, the same whatever the check says", rates)
+	}
+	c := cfg
+	c.Tail.ProbeRollback = false
+	wantRefused(t, c, "TailConfig.ProbeCapConfirm = true: needs ProbeNormCap and ProbeRollback")
+	c = cfg
+	c.Tail.ProbeNormCap = false
+	wantRefused(t, c, "TailConfig.ProbeCapConfirm = true: needs ProbeNormCap and ProbeRollback")
 }

@@ -122,7 +122,9 @@ type Result struct {
 	// probe with [TailConfig.ProbeLevelCopy] sets them.
 	KeepEarlier, RollbackEarlier bool
 	// Release tells the caller that no Rollback follows (the probe has
-	// ended and the decay begun): the copies (kept, candidate, earlier) can be
+	// ended and the decay begun, or with [TailConfig.ProbeCapConfirm] a
+	// decay the cap began has had its first step checked, which may roll
+	// back): the copies (kept, candidate, earlier) can be
 	// freed, after the Confirm and the Rollback of the same step if there
 	// are any.
 	Release bool
@@ -137,7 +139,9 @@ type Result struct {
 	// Average asks the caller to fold x_{k+1}, the parameters after this
 	// update (after any Rollback), into the uniform average x̄ of the
 	// decay's iterates: x̄ ← x̄ + (x_{k+1} − x̄)/n at the n-th such step,
-	// the first making x̄ = x_{k+1}. Only [Tail] with
+	// the first making x̄ = x_{k+1}. With a Rollback at the same step the
+	// average starts again there: the x_{k+1} put back is folded as the
+	// first, the iterates before it dropped. Only [Tail] with
 	// [TailConfig.Average] sets it, at every step from the one the decay
 	// begins at; at the end of the budget the caller picks x̄ or the last
 	// iterate with [Tail.PickAverage].

@@ -6,9 +6,12 @@
 # growth of ‖x‖² (runs/normproto/TASK, a throwaway build), with PART=norm2 its second version (runs/normproto2/TASK),
 # with PART=norm3 its third, the cap relative to ‖x‖² (runs/normproto3/TASK; PART=norm3x: from lr0 1e-3 and 1e-1,
 # runs/normproto3x/TASK), with PART=norm5 its fifth, the cap only on a measured ratio, from every lr0 (runs/norm5/TASK:
-# the third version's runs where the decisions are the same, the build's where they differ).
+# the third version's runs where the decisions are the same, the build's where they differ), with PART=keepcap
+# docs/parity/keep-cap.md's probe_keep_rate=1 beside the cap (runs/parity/keepcap-TASK) against salsa-probe's
+# runs with the cap (runs/parity/keepcap-TASK-probe where that arm was trained beside it, else built_dir), the
+# tuned median the scoreboard's where its runs are not on this machine.
 #
-#   [PART=backoff|cuts|norm|norm2|norm3|norm3x|norm5] bash scripts/keep-rate.sh TASK...
+#   [PART=backoff|cuts|norm|norm2|norm3|norm3x|norm5|keepcap] bash scripts/keep-rate.sh TASK...
 #       per task and lr0: the tuned shb-hand's median over seeds 1–10, salsa-probe's median without and
 #       with probe_keep_rate (gap; positive better, bold outside the bar), the runs that failed or end
 #       at chance, and the seeds on which the change ends better
@@ -20,7 +23,7 @@ final() {
 	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
 }
 part=${PART:-keep}
-key=$(case $part in keep) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; norm5) echo "probe_norm_cap=1" ;; *) echo "PART=$part: must be keep, backoff, cuts, norm, norm2, norm3, norm3x or norm5" >&2; exit 2 ;; esac) || exit 2
+key=$(case $part in keep | keepcap) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; norm5) echo "probe_norm_cap=1" ;; *) echo "PART=$part: must be keep, keepcap, backoff, cuts, norm, norm2, norm3, norm3x or norm5" >&2; exit 2 ;; esac) || exit 2
 echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with $key (gap) | failed or at chance | seeds better |"
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
@@ -34,10 +37,18 @@ for t in "$@"; do
 	*) k=runs/parity/$part-$t ;;
 	esac
 	[ -d "$k/runs" ] || continue
+	if [ "$part" = keepcap ]; then
+		d=runs/parity/keepcap-$t-probe
+		[ -d "$d/runs" ] || d=$(built_dir "$t")
+	fi
 	tl=$(tuned_lr "$d")
 	col=6 lstm=0
-	grep -q tinyshakespeare "$d/runs/shb-hand-lr$tl-s1/run.json" && col=7 lstm=1
-	ref=$(for s in $(seq 10); do final "$d/runs/shb-hand-lr$tl-s$s" $col; done | tr '\n' ' ')
+	grep -q tinyshakespeare "$k/runs/$(ls "$k/runs" | head -1)/run.json" && col=7 lstm=1
+	if [ -n "$tl" ]; then
+		ref=$(for s in $(seq 10); do final "$d/runs/shb-hand-lr$tl-s$s" $col; done | tr '\n' ' ')
+	else
+		ref=$(scoreboard_ref "$t")
+	fi
 	for lr in $(ls "$k/runs" | sed -n 's/^salsa-probe-lr\(.*\)-s[0-9]*$/\1/p' | sort -gu); do
 		old="" new=""
 		for s in $(seq 10); do

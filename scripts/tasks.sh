@@ -189,6 +189,17 @@ tuned_lr() {
 	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
 }
 
+# scoreboard_ref TASK: the tuned shb-hand's ten-seed median on the scoreboard
+# (docs/parity/README.md), a fraction for accuracy ("76.50%" gives 0.7650)
+scoreboard_ref() {
+	local name=$1
+	[[ $name == h[0-9]* ]] && name=H${name#h}
+	awk -F'|' -v n="$name" '$2 ~ "^ *" n " *$" && match($3, /^ *[0-9.]+%? at lr/) {
+		split(substr($3, RSTART, RLENGTH), a, " "); v = a[1]
+		if (v ~ /%$/) { sub(/%$/, "", v); v = v / 100 }
+		print v; exit }' docs/parity/README.md
+}
+
 # scoreboard_lr TASK: the lr of TASK's tuned shb-hand on the scoreboard of
 # docs/parity/README.md ("| H46 | 10.163 at lr 30 |"; TASK as task_args
 # names it, h46 for H46), from its ten-seed runs; empty if it has no row

@@ -168,6 +168,9 @@ func (e *nativeEngine) Step(s schedule.Scheduler, b Batch) (StepOut, error) {
 		err = e.keepOrRollback(res)
 	}
 	if err == nil && res.Average {
+		if res.Rollback {
+			e.meanN = 0 // the average starts again at the parameters put back
+		}
 		err = e.fold(res.Step)
 	}
 	if err == nil && res.ResetMomentum {
