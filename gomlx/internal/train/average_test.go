@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -78,5 +79,82 @@ func TestPickAverage(t *testing.T) {
 	e = &fakeAverager{failAvg: errors.New("boom")}
 	if _, err := pickAverage(&fakePicker{}, e, nil, true); err == nil || !slices.Equal(e.ends, []bool{false}) {
 		t.Errorf("a failed evaluation: err %v, ends %v; want an error and the last iterate back", err, e.ends)
+	}
+}
+
+// rollbackAt is a scheduler whose Result at step save also saves and
+// confirms a copy, and at step back puts it back, as
+// schedule.TailConfig.ProbeCapConfirm puts one back in the decay.
+type rollbackAt struct {
+	schedule.Scheduler
+	save, back int
+}
+
+func (r rollbackAt) End(obs schedule.Observation) (schedule.Result, error) {
+	res, err := r.Scheduler.End(obs)
+	switch res.Step {
+	case r.save:
+		res.Save, res.Confirm = true, true
+	case r.back:
+		res.Rollback, res.ResetMomentum, res.Release = true, true, true
+	}
+	return res, err
+}
+
+// TestNativeAverageRestart: in the native engine a Rollback at a step that
+// folds the average starts it again at the parameters put back, the
+// iterates before dropped.
+func TestNativeAverageRestart(t *testing.T) {
+	tr := synth(640, 24, 1)
+	p := plan(t, "salsa-budget", tr.N(), [2]string{"average", "1"})
+	eng, err := newNativeEngine(p, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eng.(*nativeEngine)
+	c := p.Schedule
+	c.SetBudget(20, 0)
+	c.Tail.Fraction = 0.5
+	in, err := schedule.New("salsa-budget", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rollbackAt{in, 8, 14}
+	perm := Perm(1, 1, tr.N())
+	var saved []float32
+	var sum []float64
+	folds, before := 0, 0
+	for k := 1; k <= 20; k++ {
+		out, err := e.Step(s, Batch{Idx: perm[(k-1)*32 : k*32], Epoch: 1, Step: k})
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		if k == s.save {
+			saved = slices.Clone(e.t.X)
+		}
+		if k == s.back {
+			if !out.Result.Average || !slices.Equal(e.t.X, saved) {
+				t.Fatalf("step %d: Average %v, parameters put back %v: the test does not test the restart", k, out.Result.Average, slices.Equal(e.t.X, saved))
+			}
+			before, sum, folds = folds, nil, 0
+		}
+		if !out.Result.Average {
+			continue
+		}
+		if sum == nil {
+			sum = make([]float64, len(e.t.X))
+		}
+		for i, x := range e.t.X {
+			sum[i] += float64(x)
+		}
+		folds++
+	}
+	if before == 0 || e.meanN != folds {
+		t.Fatalf("%d iterates folded before the rollback, %d after, the engine's count %d; want some before, and the count the steps from the rollback's on", before, folds, e.meanN)
+	}
+	for i, m := range e.mean {
+		if w := sum[i] / float64(folds); math.Abs(m-w) > 1e-9*(1+math.Abs(w)) {
+			t.Fatalf("parameter %d: the engine's average %v, from the rollback on %v", i, m, w)
+		}
 	}
 }
