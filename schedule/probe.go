@@ -124,6 +124,13 @@ const ReasonNormCap = "norm cap"
 // window's mean; NewLR: the decay's rate): the kept copy is put back.
 const ReasonCapOutlier = "outlier after cap"
 
+// ReasonDecayGuard is, with [TailConfig.DecayGuard], the Reason of the
+// [KindProbe] event at a second loss in a row during the decay that is an
+// outlier against the probe's last accepted window (Count: 2; Mean: that
+// loss; Prev: the window's mean; NewLR: the next step's rate, on the
+// halved line).
+const ReasonDecayGuard = "decay guard"
+
 // ReasonWarmupRise is, with [TailConfig.WarmupGuard], the Reason of the
 // [KindDecay] event of a warm-up ended by a window whose mean loss is
 // above the warm-up's best window's: the parameters go back to that
@@ -203,6 +210,9 @@ type probeState struct {
 	// CapCheck, with ProbeCapConfirm: the cap began the decay at the last
 	// step, whose parameters this step's loss confirms or not.
 	CapCheck bool `json:",omitempty"`
+	// DecayHot, with DecayGuard: outliers in a row in the decay, up to the
+	// last step.
+	DecayHot int `json:",omitempty"`
 }
 
 // summary returns the mean, the sample standard deviation σ̂ (stats.Std,
@@ -434,7 +444,7 @@ func (p *probeState) check() error {
 		checkNonNeg("TailState.Probe.Sd", p.Sd), checkIntMin("TailState.Probe.PN", p.PN, 0),
 		checkNonNeg("TailState.Probe.BestSd", p.BestSd), checkIntMin("TailState.Probe.BestN", p.BestN, 0),
 		checkNonNeg("TailState.Probe.GuardSd", p.GuardSd), checkIntMin("TailState.Probe.GuardN", p.GuardN, 0), checkNonNeg("TailState.Probe.GuardLR", p.GuardLR),
-		checkIntMin("TailState.Probe.Hot", p.Hot, 0)); err != nil {
+		checkIntMin("TailState.Probe.Hot", p.Hot, 0), checkIntMin("TailState.Probe.DecayHot", p.DecayHot, 0)); err != nil {
 		return err
 	}
 	for _, r := range p.Rates {

@@ -1662,10 +1662,79 @@ func TestProbeCapConfirm(t *testing.T) {
 	if !(rates[0] == rates[2] && rates[2] == rates[4] && rates[1] == rates[3] && rates[3] == rates[5]) {
 		t.Errorf("the rates of step 31 and the next %v: want the decay's, the same whatever the check says", rates)
 	}
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, cfg) }, 600)
 	c := cfg
 	c.Tail.ProbeRollback = false
 	wantRefused(t, c, "TailConfig.ProbeCapConfirm = true: needs ProbeNormCap and ProbeRollback")
 	c = cfg
 	c.Tail.ProbeNormCap = false
 	wantRefused(t, c, "TailConfig.ProbeCapConfirm = true: needs ProbeNormCap and ProbeRollback")
+}
+
+// TestDecayGuard: a trace table of DecayGuard. The probe accepts a window
+// of mean 0.9 (σ̂ 0.105) at 2α_s and rejects the next, and the decay begins
+// from α_s after step 30; its losses then decide. Two outliers in a row
+// (above 0.9 + 4σ̂ = 1.32) halve the decay's line and zero the momentum at
+// the second, once per pair; an outlier alone, or outliers apart, do
+// nothing. The count survives a snapshot between two outliers; without the
+// probe the key is refused, and without the key nothing fires.
+func TestDecayGuard(t *testing.T) {
+	probe := append(append(window(1, 10), window(0.9, 10)...), window(1.1, 10)...)
+	for _, c := range []struct {
+		name  string
+		decay []float64 // the losses of steps 31…
+		fires []int     // the steps the guard fires at
+	}{
+		{"two in a row", []float64{0.8, 2, 2, 0.8}, []int{33}},
+		{"apart", []float64{2, 0.8, 2, 0.8, 2}, nil},
+		{"just below", []float64{1.3, 1.3, 1.3}, nil},
+		{"four in a row: twice", []float64{2, 2, 2, 2}, []int{32, 34}},
+		{"three in a row: once", []float64{2, 2, 2, 0.8}, []int{32}},
+	} {
+		for _, resume := range []bool{false, true} {
+			cfg := earlyConfig()
+			cfg.Tail.DecayGuard = true
+			var s schedule.Scheduler = mustNewTail(t, cfg)
+			plain := mustNewTail(t, earlyConfig())
+			earlyRun(t, s, probe)
+			res, _ := earlyRun(t, plain, probe)
+			if n := len(res.Events); res.Step != 30 || n == 0 || res.Events[n-1].Kind != schedule.KindDecay {
+				t.Fatalf("%s: step 30: %+v, want the decay's start", c.name, res)
+			}
+			halves := 1.0
+			var fired []int
+			for i, f := range c.decay {
+				k := 31 + i
+				if resume && i == 1 {
+					data, err := s.MarshalBinary()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if s, err = schedule.Restore(data); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r, p := stepLoss(t, s, f), stepLoss(t, plain, f)
+				if len(r.Events) > 0 {
+					e := r.Events[0]
+					if len(r.Events) != 1 || e.Kind != schedule.KindProbe || e.Reason != schedule.ReasonDecayGuard || e.Mean != f || e.Prev != 0.9 || !r.ResetMomentum {
+						t.Errorf("%s: step %d: %+v, want the guard's event and the momentum zeroed", c.name, k, r)
+					}
+					fired = append(fired, k)
+					halves /= 2
+				}
+				if !near(r.NextLR, halves*p.NextLR) || len(r.Events) > 0 && r.Events[0].NewLR != r.NextLR {
+					t.Errorf("%s: step %d: next rate %v, want %v of the decay's without the guard, %v", c.name, k, r.NextLR, halves, p.NextLR)
+				}
+			}
+			if !slices.Equal(fired, c.fires) {
+				t.Errorf("%s (resumed %v): the guard fired at %v, want %v", c.name, resume, fired, c.fires)
+			}
+		}
+	}
+	c := earlyConfig()
+	c.Tail.DecayGuard = true
+	schedtest.Run(t, func() schedule.Scheduler { return mustNewTail(t, c) }, 600)
+	c.Tail.Probe, c.Tail.ProbeEarly = false, false
+	wantRefused(t, c, "TailConfig.DecayGuard = true: needs Probe")
 }
