@@ -869,7 +869,7 @@ func TestProbeSettle(t *testing.T) {
 }
 
 // TestSalsaProbe: the method salsa-probe is salsa-budget with the probe's
-// four switches, Average, WarmupGuard and the cap on
+// four switches, Average, WarmupGuard, the cap and the decay's guard on
 // (TailConfig.WithProbe). It has
 // salsa-budget's configuration with them set, takes the same decisions step
 // by step on the suite's problem, a rollback included, is named salsa-probe
@@ -889,10 +889,10 @@ func TestSalsaProbe(t *testing.T) {
 	on := c
 	on.Tail.Probe, on.Tail.ProbeEarly, on.Tail.ProbeRollback, on.Tail.ProbeSettle, on.Tail.Average = true, true, true, true, true
 	five := on // salsa-probe as its runs before the guard recorded it
-	on.Tail.WarmupGuard, on.Tail.ProbeNormCap = true, true
+	on.Tail.WarmupGuard, on.Tail.ProbeNormCap, on.Tail.DecayGuard = true, true, true
 	budget := mustNewTail(t, on)
 	if probe.Name() != "salsa-probe" || budget.Name() != "salsa-probe" || mustNewTail(t, five).Name() != "salsa-probe" || mustNewTail(t, c).Name() != "salsa-budget" {
-		t.Errorf("names %q and, with the seven flags, %q; with the five before the guard %q; without them %q",
+		t.Errorf("names %q and, with the eight flags, %q; with the five before the guard %q; without them %q",
 			probe.Name(), budget.Name(), mustNewTail(t, five).Name(), mustNewTail(t, c).Name())
 	}
 	for _, tc := range []struct {
@@ -904,9 +904,9 @@ func TestSalsaProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := s.(*schedule.Tail).Config(); g.WarmupGuard != tc.want || g.ProbeNormCap != tc.want {
-			t.Errorf("%s(salsa-probe) of a configuration recorded without the guard and the cap: WarmupGuard %v, ProbeNormCap %v, want %v",
-				tc.name, g.WarmupGuard, g.ProbeNormCap, tc.want)
+		if g := s.(*schedule.Tail).Config(); g.WarmupGuard != tc.want || g.ProbeNormCap != tc.want || g.DecayGuard != tc.want {
+			t.Errorf("%s(salsa-probe) of a configuration recorded without the guards and the cap: WarmupGuard %v, ProbeNormCap %v, DecayGuard %v, want %v",
+				tc.name, g.WarmupGuard, g.ProbeNormCap, g.DecayGuard, tc.want)
 		}
 	}
 	if !reflect.DeepEqual(c.ForMethod("salsa-probe"), on) || !reflect.DeepEqual(c.ForMethod("salsa-budget"), c) {
@@ -941,21 +941,21 @@ func TestSalsaProbe(t *testing.T) {
 	if rollbacks != 1 {
 		t.Errorf("%d rollbacks in 600 steps, want 1: the comparison must reach the probe's end", rollbacks)
 	}
-	// the seven it sets, and the one the cap excludes
-	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "probe_level_copy"} {
+	// the eight it sets, and the one the cap excludes
+	for _, k := range []string{"probe", "probe_early", "probe_rollback", "probe_settle", "average", "warmup_guard", "probe_norm_cap", "decay_guard", "probe_level_copy"} {
 		if schedule.KeyApplies(k, "salsa-probe") || !schedule.KeyApplies(k, "salsa-budget") {
 			t.Errorf("--set %s: applies to salsa-probe %v, to salsa-budget %v; want false, true", k,
 				schedule.KeyApplies(k, "salsa-probe"), schedule.KeyApplies(k, "salsa-budget"))
 		}
 	}
 	fixedOn, refused := schedule.ProbeKeys()
-	if want := []string{"average", "probe", "probe_early", "probe_norm_cap", "probe_rollback", "probe_settle", "warmup_guard"}; !slices.Equal(fixedOn, want) {
+	if want := []string{"average", "decay_guard", "probe", "probe_early", "probe_norm_cap", "probe_rollback", "probe_settle", "warmup_guard"}; !slices.Equal(fixedOn, want) {
 		t.Errorf("ProbeKeys on = %v, want %v", fixedOn, want)
 	}
 	if err := refused["probe_level_copy"]; len(refused) != 1 || err == nil || !strings.Contains(err.Error(), "TailConfig.ProbeNormCap = true: not with ProbeLevelCopy") {
 		t.Errorf("ProbeKeys refused = %v, want probe_level_copy with the cap's error", refused)
 	}
-	for _, k := range []string{"probe_keep_rate", "probe_cap_confirm", "decay_guard", "total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "probe_val", "decay_cuts", "nmin", "gamma"} {
+	for _, k := range []string{"probe_keep_rate", "probe_cap_confirm", "total_steps", "decay_fraction", "decay_from_switch", "probe_retry", "probe_t", "probe_welch", "probe_val", "decay_cuts", "nmin", "gamma"} {
 		if !schedule.KeyApplies(k, "salsa-probe") {
 			t.Errorf("--set %s does not apply to salsa-probe", k)
 		}

@@ -217,7 +217,9 @@ type TailConfig struct {
 	// 1e-2, seed 9) decayed for forty steps from a rate its next loss had
 	// confirmed and then diverged (docs/parity/keep-cap.md); over the
 	// decays of the runs here it would have fired in the two H17 runs that
-	// diverged and in no other run of salsa-probe.
+	// diverged and in no other run of salsa-probe. Its rule, written before
+	// its runs, held, and salsa-probe has it on; its runs recorded before
+	// have it off, and [Build] replays them so.
 	DecayGuard bool
 	// Cuts: the decay has the shape of the hand schedule instead
 	// of the line to zero: over its n = T − s steps the rate is α_s for the
@@ -271,16 +273,17 @@ func (c TailConfig) WarmupGamma(gamma float64) float64 {
 // WithProbe is c with the rate probe on, started early once SSLS has
 // settled, with the rollback, and with the average of the decay's iterates
 // picked by a test, with the warm-up's guard and with the cap on the
-// probe's climb relative to ‖x‖²: Probe, ProbeEarly, ProbeRollback,
-// ProbeSettle, Average, WarmupGuard and ProbeNormCap. It is the Tail of
+// probe's climb relative to ‖x‖², and with the guard in the decay: Probe,
+// ProbeEarly, ProbeRollback, ProbeSettle, Average, WarmupGuard, ProbeNormCap
+// and DecayGuard. It is the Tail of
 // the method "salsa-probe", the variant of salsa-budget that docs/parity
 // measured closest to a grid-tuned schedule; FromSwitch stays c's (the
-// probe needs it, and Validate says so), and so do ProbeKeepRate,
-// ProbeCapConfirm and DecayGuard, off in salsa-probe, and ProbeLevelCopy,
-// which Validate refuses beside the cap.
+// probe needs it, and Validate says so), and so do ProbeKeepRate and
+// ProbeCapConfirm, off in salsa-probe, and ProbeLevelCopy, which Validate
+// refuses beside the cap.
 func (c TailConfig) WithProbe() TailConfig {
 	c = c.probeSwitches()
-	c.WarmupGuard, c.ProbeNormCap = true, true
+	c.WarmupGuard, c.ProbeNormCap, c.DecayGuard = true, true, true
 	return c
 }
 

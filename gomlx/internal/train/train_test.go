@@ -344,7 +344,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Sets = [][2]string{{"momentum", "1"}} }, "--set momentum=1: must be in [0, 1)"},
 		// warmup_guard keeps a copy of the parameters: it needs the probe's rollback
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_guard", "1"}} }, "--set warmup_guard does nothing for --method salsa; it applies to salsa-budget"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_guard", "0"}} }, "--set warmup_guard does nothing for --method salsa-probe, which has average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_guard", "0"}} }, "--set warmup_guard does nothing for --method salsa-probe, which has average, decay_guard, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on"},
 		{func(o *Options) {
 			o.Method, o.Sets = "salsa-budget", [][2]string{{"probe", "1"}, {"warmup_guard", "1"}}
 		}, "--set warmup_guard=1: needs Probe and ProbeRollback (--set probe=1 --set probe_rollback=1"},
@@ -378,8 +378,8 @@ func TestOptionErrors(t *testing.T) {
 			o.Method = "salsa-probe"
 			o.Sets = [][2]string{{"probe_keep_rate", "1"}, {"probe_backoff", "4"}}
 		}, "--set probe_backoff=4: not with ProbeKeepRate"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_level_copy", "1"}} }, "--set probe_level_copy does nothing for --method salsa-probe, whose switches (average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on) refuse it (schedule: TailConfig.ProbeNormCap = true: not with"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_norm_cap", "0"}} }, "--set probe_norm_cap does nothing for --method salsa-probe, which has average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_level_copy", "1"}} }, "--set probe_level_copy does nothing for --method salsa-probe, whose switches (average, decay_guard, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on) refuse it (schedule: TailConfig.ProbeNormCap = true: not with"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_norm_cap", "0"}} }, "--set probe_norm_cap does nothing for --method salsa-probe, which has average, decay_guard, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_backoff", "0.5"}} }, "--set probe_backoff=0.5: must be finite and ≥ 1"},
 		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"warmup_share", "1"}} }, "--set warmup_share=1: must be in [0, 1) (0: off)"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_share", "0.2"}} }, "--set warmup_share does nothing for --method salsa; it applies to salsa-budget, salsa-probe"},
@@ -413,7 +413,7 @@ func TestOptionErrors(t *testing.T) {
 		{func(o *Options) { o.Method = "prodigy"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method prodigy; it applies to"},
 		{func(o *Options) { o.Method = "schedule-free-sgd"; o.Sets = [][2]string{{"tau", "0.5"}} }, "--set tau does nothing for --method schedule-free-sgd; it applies to"},
 		{func(o *Options) { o.Method = "shb-hand"; o.Sets = [][2]string{{"c", "0.1"}} }, "--set c does nothing for --method shb-hand; it applies to salsa, salsa-budget, salsa-probe, ssls, salsa-val"},
-		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has average, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on; to choose them one by one, use --method salsa-budget"},
+		{func(o *Options) { o.Method = "salsa-probe"; o.Sets = [][2]string{{"probe_rollback", "0"}} }, "--set probe_rollback does nothing for --method salsa-probe, which has average, decay_guard, probe, probe_early, probe_norm_cap, probe_rollback, probe_settle, warmup_guard on; to choose them one by one, use --method salsa-budget"},
 		{func(o *Options) { o.Sets = [][2]string{{"warmup_epochs", "1"}} }, "--set warmup_epochs does nothing for --method salsa; it applies to adam-warmup"},
 		{func(o *Options) {
 			o.Method = "adam-warmup"
