@@ -534,13 +534,21 @@ func ownStepName(method string) string {
 // kept window whose loss, at the candidate copy, was an outlier, so that
 // the candidate was not kept, and so does a window rejected on its mean
 // whose rate was tried for one more window (probe_retry), and so do two
-// outliers in a row that the validation loss overruled (probe_val). It
-// returns the rates marked.
+// outliers in a row that the validation loss overruled (probe_val), and so
+// do the cap's end of the probe at the rate it did not run (probe_norm_cap),
+// its check's rollback (probe_cap_confirm) and each halving by the decay's
+// guard (decay_guard), at the rate after it. It returns the rates marked.
 func (f *fig) addProbe(r *run) []float64 {
-	var sx, sy, kx, ky, ox, oy, cx, cy, rx, ry, vx, vy, fx, fy []float64
+	var sx, sy, kx, ky, ox, oy, cx, cy, rx, ry, vx, vy, fx, fy, nx, ny, ax, ay, gx, gy []float64
 	for _, e := range r.events {
 		switch {
 		case e.Kind != schedule.KindProbe:
+		case e.Reason == schedule.ReasonNormCap:
+			nx, ny = append(nx, float64(e.Step)), append(ny, e.NewLR)
+		case e.Reason == schedule.ReasonCapOutlier:
+			ax, ay = append(ax, float64(e.Step)), append(ay, e.NewLR)
+		case e.Reason == schedule.ReasonDecayGuard:
+			gx, gy = append(gx, float64(e.Step)), append(gy, e.NewLR)
 		case e.Reason == "start":
 			sx, sy = append(sx, float64(e.Step)), append(sy, e.NewLR)
 		case e.Accept && e.Reason == schedule.ReasonEndsOnOutlier:
@@ -569,6 +577,9 @@ func (f *fig) addProbe(r *run) []float64 {
 		{"probe window (%d): rejected, rate tried again", rx, ry, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
 		{"probe (%d): two outliers, overruled by the validation loss", vx, vy, draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: 4, Shape: draw.TriangleGlyph{}}},
 		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
+		{"norm cap (%d): next rate not run", nx, ny, draw.GlyphStyle{Color: color.RGBA{R: 130, B: 180, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
+		{"outlier after the cap (%d): copy put back", ax, ay, draw.GlyphStyle{Color: color.RGBA{R: 130, B: 180, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
+		{"decay guard (%d): rest of the decay halved", gx, gy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 120, A: 255}, Radius: 4.5, Shape: draw.PyramidGlyph{}}},
 	} {
 		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
 			name := m.name
@@ -578,7 +589,7 @@ func (f *fig) addProbe(r *run) []float64 {
 			f.scatter(name, pts, m.glyph)
 		}
 	}
-	return slices.Concat(sy, ky, oy, cy, ry, vy, fy)
+	return slices.Concat(sy, ky, oy, cy, ry, vy, fy, ny, ay, gy)
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the

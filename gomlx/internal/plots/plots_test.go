@@ -999,6 +999,27 @@ func TestPlotProbe(t *testing.T) {
 			break
 		}
 	}
+	// the cap's end of the probe, its check's rollback and the decay's
+	// guard have marks of their own, none of them a failed window
+	extra := []schedule.Event{
+		{Step: decay.Step, Kind: schedule.KindProbe, Mean: 500, Prev: 300, NewLR: 4 * decay.NewLR, Reason: schedule.ReasonNormCap},
+		{Step: decay.Step + 1, Kind: schedule.KindProbe, Count: 1, Mean: 10, Prev: 1, NewLR: decay.NewLR, Reason: schedule.ReasonCapOutlier},
+		{Step: decay.Step + 3, Kind: schedule.KindProbe, Count: 2, Mean: 9, Prev: 1, NewLR: decay.NewLR / 2, Reason: schedule.ReasonDecayGuard},
+		{Step: decay.Step + 5, Kind: schedule.KindProbe, Count: 2, Mean: 8, Prev: 1, NewLR: decay.NewLR / 4, Reason: schedule.ReasonDecayGuard},
+	}
+	withExtra := *r
+	withExtra.events = append(slices.Clone(r.events), extra...)
+	got = curves(lrPlot(&withExtra))
+	for name, want := range map[string]plotter.XYs{
+		"norm cap (1): next rate not run":                          {{X: float64(extra[0].Step), Y: extra[0].NewLR}},
+		"outlier after the cap (1): copy put back":                 {{X: float64(extra[1].Step), Y: extra[1].NewLR}},
+		"decay guard (2): rest of the decay halved":                {{X: float64(extra[2].Step), Y: extra[2].NewLR}, {X: float64(extra[3].Step), Y: extra[3].NewLR}},
+		fmt.Sprintf("probe window (%d): rate failed", len(failed)): failed,
+	} {
+		if !slices.Equal(got[name], want) {
+			t.Errorf("the cap's and the guard's marks: %q: %v, want %v (figure's series: %v)", name, got[name], want, slices.Collect(maps.Keys(got)))
+		}
+	}
 	wantLabel := fmt.Sprintf("decay to 0 from %.3g, %s (step %d)", decay.NewLR, decay.Reason, decay.Step)
 	var labels []string
 	for _, r := range f.labelled {
