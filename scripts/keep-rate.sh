@@ -9,9 +9,10 @@
 # the third version's runs where the decisions are the same, the build's where they differ), with PART=keepcap
 # docs/parity/keep-cap.md's probe_keep_rate=1 beside the cap (runs/parity/keepcap-TASK) against salsa-probe's
 # runs with the cap (runs/parity/keepcap-TASK-probe where that arm was trained beside it, else built_dir), the
-# tuned median the scoreboard's where its runs are not on this machine.
+# tuned median the scoreboard's where its runs are not on this machine; with PART=keepcap2 the same with the build that
+# has the decay's guard (runs/parity/keepcap2-TASK, against keepcap2-TASK-probe, decayguard-h17 or built_dir).
 #
-#   [PART=backoff|cuts|norm|norm2|norm3|norm3x|norm5|keepcap] bash scripts/keep-rate.sh TASK...
+#   [PART=backoff|cuts|norm|norm2|norm3|norm3x|norm5|keepcap|keepcap2] bash scripts/keep-rate.sh TASK...
 #       per task and lr0: the tuned shb-hand's median over seeds 1–10, salsa-probe's median without and
 #       with probe_keep_rate (gap; positive better, bold outside the bar), the runs that failed or end
 #       at chance, and the seeds on which the change ends better
@@ -23,7 +24,7 @@ final() {
 	if [ -f "$1/failed.txt" ] || [ ! -f "$1/epochs.csv" ]; then echo fail; else tail -1 "$1/epochs.csv" | cut -d, -f"$2"; fi
 }
 part=${PART:-keep}
-key=$(case $part in keep | keepcap) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; norm5) echo "probe_norm_cap=1" ;; *) echo "PART=$part: must be keep, keepcap, backoff, cuts, norm, norm2, norm3, norm3x or norm5" >&2; exit 2 ;; esac) || exit 2
+key=$(case $part in keep | keepcap | keepcap2) echo probe_keep_rate ;; backoff) echo probe_backoff=4 ;; cuts) echo decay_cuts=1 ;; norm) echo "the norm band" ;; norm2) echo "the band, second version" ;; norm3 | norm3x) echo "the relative cap" ;; norm5) echo "probe_norm_cap=1" ;; *) echo "PART=$part: must be keep, keepcap, keepcap2, backoff, cuts, norm, norm2, norm3, norm3x or norm5" >&2; exit 2 ;; esac) || exit 2
 echo "| task | lr0 | tuned shb-hand | salsa-probe (gap) | with $key (gap) | failed or at chance | seeds better |"
 echo "|---|---|---|---|---|---|---|"
 for t in "$@"; do
@@ -37,8 +38,9 @@ for t in "$@"; do
 	*) k=runs/parity/$part-$t ;;
 	esac
 	[ -d "$k/runs" ] || continue
-	if [ "$part" = keepcap ]; then
-		d=runs/parity/keepcap-$t-probe
+	if [ "$part" = keepcap ] || [ "$part" = keepcap2 ]; then
+		d=runs/parity/$part-$t-probe
+		[ "$part-$t" = keepcap2-h17 ] && d=runs/parity/decayguard-h17 # salsa-probe with the guard
 		[ -d "$d/runs" ] || d=$(built_dir "$t")
 	fi
 	tl=$(tuned_lr "$d")
