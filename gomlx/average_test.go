@@ -13,6 +13,7 @@ import (
 
 	"github.com/salsaopt/salsa/gomlx/models"
 	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/schedule/schedtest"
 )
 
 // averagingTail is salsa-budget over steps steps with the decay over its
@@ -156,36 +157,21 @@ func TestTrainerAverage(t *testing.T) {
 	}
 }
 
-// rollbackAt is a tail that averages its decay, with a copy of the
-// parameters saved and confirmed at step save and put back at step back, as
-// TailConfig.ProbeCapConfirm puts one back in the decay.
-type rollbackAt struct {
-	*schedule.Tail
-	save, back int
-}
-
-func (r rollbackAt) End(obs schedule.Observation) (schedule.Result, error) {
-	res, err := r.Tail.End(obs)
-	switch res.Step {
-	case r.save:
-		res.Save, res.Confirm = true, true
-	case r.back:
-		res.Rollback, res.ResetMomentum, res.Release = true, true, true
-	}
-	return res, err
-}
-
-// TestTrainerAverageRestart: a Rollback at a step that folds the average
-// starts it again: the parameters put back are its first iterate, and the
-// average at the end is the float64 average of the parameters after each
-// step from the rollback's on, the iterates before it dropped.
+// TestTrainerAverageRestart: a Rollback (schedtest.Script's, as
+// TailConfig.ProbeCapConfirm puts a copy back in the decay) at a step that
+// folds the average starts it again: the parameters put back are its first
+// iterate, and the average at the end is the float64 average of the
+// parameters after each step from the rollback's on, the iterates before
+// it dropped.
 func TestTrainerAverageRestart(t *testing.T) {
 	const in, out, n, steps = 5, 3, 16, 12
 	tr, err := New(gobackend.GetBackend(), model.NewStore(), bnNet(out, 0), Config{LR: 0.05, Beta: 0.9, Nu: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rollbackAt{averagingTail(t, steps), 5, 9}
+	const save, back = 5, 9 // a copy kept after step 5, put back at step 9
+	s := &schedtest.Script{Scheduler: averagingTail(t, steps), Flags: map[int]schedule.Result{
+		save: {Save: true, Confirm: true}, back: {Rollback: true, Release: true}}}
 	r := rand.New(rand.NewPCG(5, 6))
 	var sum, saved []float64
 	folds, before := 0, 0
@@ -200,13 +186,13 @@ func TestTrainerAverageRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k == s.save {
+		if k == save {
 			saved = make([]float64, len(p))
 			for i, v := range p {
 				saved[i] = float64(v)
 			}
 		}
-		if k == s.back {
+		if k == back {
 			if !res.Average {
 				t.Fatalf("step %d: no average at the rollback: the test does not test the restart", k)
 			}
@@ -214,7 +200,7 @@ func TestTrainerAverageRestart(t *testing.T) {
 			sum, folds = nil, 0
 			for i, v := range p {
 				if float64(v) != saved[i] {
-					t.Fatalf("step %d: parameter %d is %v after the rollback, the copy of step %d has %v", k, i, v, s.save, saved[i])
+					t.Fatalf("step %d: parameter %d is %v after the rollback, the copy of step %d has %v", k, i, v, save, saved[i])
 				}
 			}
 		}

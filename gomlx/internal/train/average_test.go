@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/salsaopt/salsa/schedule"
+	"github.com/salsaopt/salsa/schedule/schedtest"
 )
 
 // fakeAverager returns cells at the last iterate and at the average, and
@@ -82,28 +83,9 @@ func TestPickAverage(t *testing.T) {
 	}
 }
 
-// rollbackAt is a scheduler whose Result at step save also saves and
-// confirms a copy, and at step back puts it back, as
-// schedule.TailConfig.ProbeCapConfirm puts one back in the decay.
-type rollbackAt struct {
-	schedule.Scheduler
-	save, back int
-}
-
-func (r rollbackAt) End(obs schedule.Observation) (schedule.Result, error) {
-	res, err := r.Scheduler.End(obs)
-	switch res.Step {
-	case r.save:
-		res.Save, res.Confirm = true, true
-	case r.back:
-		res.Rollback, res.ResetMomentum, res.Release = true, true, true
-	}
-	return res, err
-}
-
-// TestNativeAverageRestart: in the native engine a Rollback at a step that
-// folds the average starts it again at the parameters put back, the
-// iterates before dropped.
+// TestNativeAverageRestart: in the native engine a Rollback
+// (schedtest.Script's) at a step that folds the average starts it again at
+// the parameters put back, the iterates before dropped.
 func TestNativeAverageRestart(t *testing.T) {
 	tr := synth(640, 24, 1)
 	p := plan(t, "salsa-budget", tr.N(), [2]string{"average", "1"})
@@ -119,7 +101,9 @@ func TestNativeAverageRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rollbackAt{in, 8, 14}
+	const save, back = 8, 14 // a copy kept after step 8, put back at step 14
+	s := &schedtest.Script{Scheduler: in, Flags: map[int]schedule.Result{
+		save: {Save: true, Confirm: true}, back: {Rollback: true, Release: true}}}
 	perm := Perm(1, 1, tr.N())
 	var saved []float32
 	var sum []float64
@@ -129,10 +113,10 @@ func TestNativeAverageRestart(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", k, err)
 		}
-		if k == s.save {
+		if k == save {
 			saved = slices.Clone(e.t.X)
 		}
-		if k == s.back {
+		if k == back {
 			if !out.Result.Average || !slices.Equal(e.t.X, saved) {
 				t.Fatalf("step %d: Average %v, parameters put back %v: the test does not test the restart", k, out.Result.Average, slices.Equal(e.t.X, saved))
 			}
