@@ -539,49 +539,30 @@ func ownStepName(method string) string {
 // its check's rollback (probe_cap_confirm) and each halving by the decay's
 // guard (decay_guard), at the rate after it. It returns the rates marked.
 func (f *fig) addProbe(r *run) []float64 {
-	var sx, sy, kx, ky, ox, oy, cx, cy, rx, ry, vx, vy, fx, fy, nx, ny, ax, ay, gx, gy []float64
+	marks := []struct {
+		name  string
+		glyph draw.GlyphStyle
+	}{
+		markStart:     {"probe start: first rate tested", draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: 4, Shape: draw.RingGlyph{}}},
+		markKept:      {"probe window (%d): rate kept", draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
+		markNoCopy:    {"probe window (%d): rate kept, outlier last: no copy", draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
+		markCandidate: {"probe (%d): outlier at the window's copy: not kept", draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
+		markRetry:     {"probe window (%d): rejected, rate tried again", draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
+		markOverruled: {"probe (%d): two outliers, overruled by the validation loss", draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: 4, Shape: draw.TriangleGlyph{}}},
+		markFailed:    {"probe window (%d): rate failed", draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
+		markCap:       {"norm cap (%d): next rate not run", draw.GlyphStyle{Color: color.RGBA{R: 130, B: 180, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
+		markCapCheck:  {"outlier after the cap (%d): copy put back", draw.GlyphStyle{Color: color.RGBA{R: 130, B: 180, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
+		markGuard:     {"decay guard (%d): rest of the decay halved", draw.GlyphStyle{Color: color.RGBA{R: 230, G: 120, A: 255}, Radius: 4.5, Shape: draw.PyramidGlyph{}}},
+	}
+	xs, ys := make([][]float64, len(marks)), make([][]float64, len(marks))
 	for _, e := range r.events {
-		switch {
-		case e.Kind != schedule.KindProbe:
-		case e.Reason == schedule.ReasonNormCap:
-			nx, ny = append(nx, float64(e.Step)), append(ny, e.NewLR)
-		case e.Reason == schedule.ReasonCapOutlier:
-			ax, ay = append(ax, float64(e.Step)), append(ay, e.NewLR)
-		case e.Reason == schedule.ReasonDecayGuard:
-			gx, gy = append(gx, float64(e.Step)), append(gy, e.NewLR)
-		case e.Reason == "start":
-			sx, sy = append(sx, float64(e.Step)), append(sy, e.NewLR)
-		case e.Accept && e.Reason == schedule.ReasonEndsOnOutlier:
-			ox, oy = append(ox, float64(e.Step)), append(oy, e.NewLR)
-		case e.Reason == schedule.ReasonCandidateOutlier:
-			cx, cy = append(cx, float64(e.Step)), append(cy, e.NewLR)
-		case e.Reason == schedule.ReasonRetry:
-			rx, ry = append(rx, float64(e.Step)), append(ry, e.NewLR)
-		case e.Reason == schedule.ReasonOverruled:
-			vx, vy = append(vx, float64(e.Step)), append(vy, e.NewLR)
-		case e.Accept:
-			kx, ky = append(kx, float64(e.Step)), append(ky, e.NewLR)
-		default:
-			fx, fy = append(fx, float64(e.Step)), append(fy, e.NewLR)
+		if e.Kind == schedule.KindProbe {
+			m := probeMark(e)
+			xs[m], ys[m] = append(xs[m], float64(e.Step)), append(ys[m], e.NewLR)
 		}
 	}
-	for _, m := range []struct {
-		name   string
-		xs, ys []float64
-		glyph  draw.GlyphStyle
-	}{
-		{"probe start: first rate tested", sx, sy, draw.GlyphStyle{Color: color.Gray{Y: 60}, Radius: 4, Shape: draw.RingGlyph{}}},
-		{"probe window (%d): rate kept", kx, ky, draw.GlyphStyle{Color: color.RGBA{G: 140, A: 255}, Radius: 3, Shape: draw.CircleGlyph{}}},
-		{"probe window (%d): rate kept, outlier last: no copy", ox, oy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
-		{"probe (%d): outlier at the window's copy: not kept", cx, cy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 140, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
-		{"probe window (%d): rejected, rate tried again", rx, ry, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4, Shape: draw.RingGlyph{}}},
-		{"probe (%d): two outliers, overruled by the validation loss", vx, vy, draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: 4, Shape: draw.TriangleGlyph{}}},
-		{"probe window (%d): rate failed", fx, fy, draw.GlyphStyle{Color: color.RGBA{R: 210, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
-		{"norm cap (%d): next rate not run", nx, ny, draw.GlyphStyle{Color: color.RGBA{R: 130, B: 180, A: 255}, Radius: 4.5, Shape: draw.CrossGlyph{}}},
-		{"outlier after the cap (%d): copy put back", ax, ay, draw.GlyphStyle{Color: color.RGBA{R: 130, B: 180, A: 255}, Radius: 4, Shape: draw.BoxGlyph{}}},
-		{"decay guard (%d): rest of the decay halved", gx, gy, draw.GlyphStyle{Color: color.RGBA{R: 230, G: 120, A: 255}, Radius: 4.5, Shape: draw.PyramidGlyph{}}},
-	} {
-		if pts := series(m.xs, m.ys, true); len(pts) > 0 {
+	for i, m := range marks {
+		if pts := series(xs[i], ys[i], true); len(pts) > 0 {
 			name := m.name
 			if strings.Contains(name, "%d") {
 				name = fmt.Sprintf(name, len(pts))
@@ -589,7 +570,46 @@ func (f *fig) addProbe(r *run) []float64 {
 			f.scatter(name, pts, m.glyph)
 		}
 	}
-	return slices.Concat(sy, ky, oy, cy, ry, vy, fy, ny, ay, gy)
+	return slices.Concat(ys...)
+}
+
+// The marks of addProbe, in the order they are drawn.
+const (
+	markStart = iota
+	markKept
+	markNoCopy
+	markCandidate
+	markRetry
+	markOverruled
+	markFailed
+	markCap
+	markCapCheck
+	markGuard
+)
+
+// probeMark is the mark of addProbe that a KindProbe event gets.
+func probeMark(e schedule.Event) int {
+	switch {
+	case e.Reason == schedule.ReasonNormCap:
+		return markCap
+	case e.Reason == schedule.ReasonCapOutlier:
+		return markCapCheck
+	case e.Reason == schedule.ReasonDecayGuard:
+		return markGuard
+	case e.Reason == "start":
+		return markStart
+	case e.Accept && e.Reason == schedule.ReasonEndsOnOutlier:
+		return markNoCopy
+	case e.Reason == schedule.ReasonCandidateOutlier:
+		return markCandidate
+	case e.Reason == schedule.ReasonRetry:
+		return markRetry
+	case e.Reason == schedule.ReasonOverruled:
+		return markOverruled
+	case e.Accept:
+		return markKept
+	}
+	return markFailed
 }
 
 // lossPlot is the mini-batch loss per step, its moving average and the
