@@ -37,6 +37,7 @@
 # the third screen); heldout18-peers: Schedule-Free AdamW; heldout19, heldout19-peers: the nineteenth, docs/parity/heldout19.md (heldout19-guard: with warmup_guard=1, docs/parity/guard.md);
 # heldout20, heldout20-peers: the twentieth, docs/parity/heldout20.md;
 # heldout21, heldout21-peers, heldout21-cap: the twenty-first, docs/parity/heldout21.md, run with probe_norm_cap=1's fifth version;
+# heldout22, heldout22-peers, heldout22-keep: the twenty-second, docs/parity/heldout22.md (with probe_keep_rate=1);
 # keep-TASK: probe_keep_rate=1 over ten seeds (docs/parity/keep-rate.md); backoff-TASK: probe_backoff=4 (docs/parity/backoff.md);
 # cuts-TASK: decay_cuts=1 (docs/parity/cuts.md); val-TASK: probe_val=1 (on H35 and H36, after they were run);
 # built-TASK: the built salsa-probe alone, ten seeds from every lr0 (LR0S narrows them; the sixth averaging screen);
@@ -314,7 +315,7 @@ for part in "${parts[@]}"; do
 			fi
 		done
 		;;
-	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch | heldout19 | heldout19-peers | heldout19-guard | heldout20 | heldout20-peers | heldout21 | heldout21-peers | heldout21-cap)
+	heldout5 | heldout5-peers | heldout6 | heldout6-peers | heldout7 | heldout7-peers | heldout7-retry | heldout8 | heldout8-peers | heldout8-val | heldout9 | heldout9-peers | heldout10 | heldout10-peers | heldout11 | heldout11-peers | heldout12 | heldout12-peers | heldout12-level | heldout13 | heldout13-peers | heldout14 | heldout14-peers | heldout15 | heldout15-peers | heldout16 | heldout16-peers | heldout17 | heldout17-peers | heldout17-warm | heldout18 | heldout18-peers | heldout18-welch | heldout19 | heldout19-peers | heldout19-guard | heldout20 | heldout20-peers | heldout21 | heldout21-peers | heldout21-cap | heldout22 | heldout22-peers | heldout22-keep)
 		# docs/parity/heldout5.md, written before the copy kept after an accepted window changed, heldout6.md,
 		# written before the copy became a candidate to confirm, and heldout7.md, before probe_retry was made;
 		# each before any of its tasks was run. heldout7-retry: salsa-probe with probe_retry=1, beside the same tuned runs;
@@ -330,10 +331,12 @@ for part in "${parts[@]}"; do
 		# heldout20.md, salsa-probe as built with the guard (warmup_guard since it joined salsa-probe)
 		# heldout21.md, kept for the next change: salsa-probe as built, beside which that change is a variant part
 		# heldout21-cap: with probe_norm_cap=1, its fifth version (docs/parity/norm.md, written before the set's runs)
+		# heldout22.md, written before any run of it, for probe_keep_rate should its rule hold (docs/parity/keep-cap.md):
+		# heldout22-keep runs salsa-probe with probe_keep_rate=1
 		# a variant part runs salsa-probe with the keys of its entry (space-separated), beside the set's tuned runs, into $set-SUFFIX-hN
 		declare -A variants=([heldout7-retry]=probe_retry=1 [heldout8-val]=probe_val=1 [heldout12-level]=probe_level_copy=1 [heldout17-warm]=warmup_share=0.2
 			[heldout18-welch]=probe_welch=1 [heldout19-guard]=warmup_guard=1
-			[heldout21-cap]=probe_norm_cap=1)
+			[heldout21-cap]=probe_norm_cap=1 [heldout22-keep]=probe_keep_rate=1)
 		set=${part%-peers} hs=(17 18 19 20)
 		[ -n "${variants[$part]:-}" ] && set=${part%-*}
 		# the tasks of heldoutN.md: H17–H20 (N = 5), H21–H24 (6), then five a set, H(5N−10)–H(5N−6)
@@ -348,7 +351,7 @@ for part in "${parts[@]}"; do
 			task_args h$h
 			if [ "$part" = "$set" ]; then
 				methods=salsa-probe,shb-hand
-				[[ $set =~ ^heldout(9|1[0-9]|2[01])$ ]] && methods=salsa-probe,salsa,shb-hand
+				[[ $set =~ ^heldout(9|1[0-9]|2[012])$ ]] && methods=salsa-probe,salsa,shb-hand
 				methods=${METHODS:-$methods}
 				widened $set-h$h "$(written_lrs "${args[@]}")" --methods $methods "${args[@]}"
 			elif [ -n "${variants[$part]:-}" ]; then
@@ -465,8 +468,8 @@ for part in "${parts[@]}"; do
 		t=${part#seeds-} s=${SEEDS:-10}
 		# the eleventh to twenty-first sets' seeds 1-3 are their three-seed runs, the same runs bit for bit: copied, not trained again
 		set=
-		# H45–H99: heldoutN.md with N = (number + 10) / 5 (H45–H49 the eleventh, …, H95–H99 the twenty-first)
-		if [[ $t =~ ^h([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 45 && BASH_REMATCH[1] <= 99)); then
+		# H45–H104: heldoutN.md with N = (number + 10) / 5 (H45–H49 the eleventh, …, H100–H104 the twenty-second)
+		if [[ $t =~ ^h([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 45 && BASH_REMATCH[1] <= 104)); then
 			set=heldout$(((BASH_REMATCH[1] + 10) / 5))
 		fi
 		# the grid around each task's earlier pick: for those sets, the three-seed pick and its neighbours

@@ -129,10 +129,16 @@ h96=(--dataset tinyshakespeare --model lstm --batch 64 --set wd=4e-4 --epochs 10
 h97=(--dataset mnist --model cnn --batch 24 --set wd=5e-4 --epochs 8 --limit 3400 --test-limit 2000)
 h98=(--dataset fashion-mnist --model mlp --batch 32 --set wd=0 --epochs 12 --limit 16000)
 h99=(--dataset mnist --model logreg --batch 8 --set wd=1e-4 --epochs 1 --jobs 1)
+# H100–H104 (heldout22.md), written while probe_keep_rate's next step ran, before any result of it and any run of them
+h100=(--dataset tinyshakespeare --model lstm --batch 28 --set wd=2e-4 --epochs 8 --limit 36000 --test-limit 10000)
+h101=(--dataset tinyshakespeare --model lstm --batch 16 --set wd=0 --epochs 12 --limit 14000 --test-limit 10000)
+h102=(--dataset fashion-mnist --model cnn --batch 28 --set wd=3e-4 --epochs 6 --limit 2600 --test-limit 2000)
+h103=(--dataset mnist --model mlp --batch 56 --set wd=1e-4 --epochs 9 --limit 14000)
+h104=(--dataset fashion-mnist --model logreg --batch 64 --set wd=2e-4 --epochs 5 --jobs 1)
 
 # task_args TASK: sets args to the compare arguments of TASK: mlp, cnn,
 # lstm, logreg, logreg-wd0, or a held-out task, whose arguments are the
-# array named after it (h1…h99).
+# array named after it (h1…h104).
 task_args() {
 	case $1 in
 	mlp) args=("${mlptask[@]}") ;;
@@ -207,4 +213,14 @@ scoreboard_lr() {
 	local name=$1
 	[[ $name == h[0-9]* ]] && name=H${name#h}
 	awk -F'|' -v n="$name" '$2 ~ "^ *" n " *$" && match($3, / at lr [0-9.e+-]+/) { print substr($3, RSTART + 7, RLENGTH - 7); exit }' docs/parity/README.md
+}
+
+# scoreboard_cell TASK LR0: salsa-probe's cell on the scoreboard of docs/parity/README.md
+# from LR0 (0.001, 0.01 or 0.1), as printed there without its marks ("+3.27 pp", "−23.00%")
+scoreboard_cell() {
+	local name=$1 i
+	[[ $name == h[0-9]* ]] && name=H${name#h}
+	case $2 in 0.001) i=1 ;; 0.01) i=2 ;; 0.1) i=3 ;; *) return ;; esac
+	awk -F'|' -v n="$name" -v i=$i '$2 ~ "^ *" n " *$" && $3 ~ / at lr / { split($4, c, " / "); v = c[i]
+		gsub(/\*|ᶜ|ᵍ/, "", v); gsub(/^ +| +$/, "", v); print v; exit }' docs/parity/README.md
 }
