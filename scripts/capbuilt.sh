@@ -4,9 +4,10 @@
 # other directory), against the scoreboard's tuned median (tasks.sh scoreboard_ref): per lr0 the scoreboard's
 # salsa-probe cell (tasks.sh scoreboard_cell), the median's gap (positive is better, bold outside the bar of
 # 0.2 points or 2% of perplexity; a failed run counts as accuracy 0 or perplexity +inf), and the runs that end
-# at x̄, that failed, and whose probe the cap ended.
+# at x̄, that failed, and whose probe the cap ended. With BUILT=1, salsa-probe as built beside the key's arm:
+# its runs in DIR-probe (runs/chain38.sh trained those the cap did not end), the key's where the cap ended them.
 #
-#   [NAME=keepall | DIR=runs/parity/decayguard-h17] bash scripts/capbuilt.sh TASK...
+#   [NAME=keepall [BUILT=1] | DIR=runs/parity/decayguard-h17] bash scripts/capbuilt.sh TASK...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/tasks.sh # scoreboard_ref, scoreboard_cell
@@ -19,10 +20,17 @@ for t in "$@"; do
 		for s in $(seq 10); do
 			r=$d/runs/salsa-probe-lr$lr-s$s
 			[ -f "$r/run.json" ] || continue
+			# BUILT=1: salsa-probe as built where DIR-probe has the run (trained where the cap did not end the key's),
+			# else the key's run, which the cap ended, and which is then the same in both arms
+			[ -n "${BUILT:-}" ] && [ -f "$d-probe/runs/salsa-probe-lr$lr-s$s/run.json" ] && r=$d-probe/runs/salsa-probe-lr$lr-s$s
 			col=6
 			grep -q tinyshakespeare "$r/run.json" && col=7
 			v=fail
-			[ -f "$r/failed.txt" ] || [ ! -f "$r/epochs.csv" ] || v=$(tail -1 "$r/epochs.csv" | cut -d, -f$col)
+			if [ ! -f "$r/failed.txt" ]; then
+				# a run still training is left out: its last epoch is not the budget's
+				[ "$(tail -1 "$r/epochs.csv" 2>/dev/null | cut -d, -f1)" = "$(grep -o '"epochs": *[0-9]*' "$r/run.json" | grep -o '[0-9]*$')" ] || continue
+				v=$(tail -1 "$r/epochs.csv" | cut -d, -f$col)
+			fi
 			xbar=$(awk -F, '$2 == "average" && $7 == 1 { n++ } END { print n + 0 }' "$r/events.csv")
 			capped=$(awk -F, '$2 == "decay" { print ($NF == "norm cap"); exit }' "$r/events.csv")
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$ref" "$lr" "$v" "$xbar" "${capped:-0}" "$((col == 7))" "$cell"
