@@ -195,32 +195,33 @@ tuned_lr() {
 	EPOCHS=1 bash scripts/parity-summary.sh "$1" 2>/dev/null | grep "(tuned)" | head -1 | awk -F'|' '{print $3}' | sed 's/ *shb-hand-lr//; s/ (tuned) *//'
 }
 
-# scoreboard_ref TASK: the tuned shb-hand's ten-seed median on the scoreboard
-# (docs/parity/README.md), a fraction for accuracy ("76.50%" gives 0.7650)
+# scoreboard_row TASK: TASK's row of the ten-seed scoreboard of docs/parity/README.md
+# ("| H46 | 10.163 at lr 30 | …"; TASK as task_args names it, h46 for H46); empty if it has none
+scoreboard_row() {
+	local name=$1
+	[[ $name == h[0-9]* ]] && name=H${name#h}
+	awk -F'|' -v n="$name" '$2 ~ "^ *" n " *$" && $3 ~ /^ *[0-9.]+%? at lr [0-9.e+-]+/ { print; exit }' docs/parity/README.md
+}
+
+# scoreboard_ref TASK: the tuned shb-hand's ten-seed median on the scoreboard,
+# a fraction for accuracy ("76.50%" gives 0.7650)
 scoreboard_ref() {
-	local name=$1
-	[[ $name == h[0-9]* ]] && name=H${name#h}
-	awk -F'|' -v n="$name" '$2 ~ "^ *" n " *$" && match($3, /^ *[0-9.]+%? at lr/) {
-		split(substr($3, RSTART, RLENGTH), a, " "); v = a[1]
+	scoreboard_row "$1" | awk -F'|' '{ split($3, a, " "); v = a[1]
 		if (v ~ /%$/) { sub(/%$/, "", v); v = v / 100 }
-		print v; exit }' docs/parity/README.md
+		print v }'
 }
 
-# scoreboard_lr TASK: the lr of TASK's tuned shb-hand on the scoreboard of
-# docs/parity/README.md ("| H46 | 10.163 at lr 30 |"; TASK as task_args
-# names it, h46 for H46), from its ten-seed runs; empty if it has no row
+# scoreboard_lr TASK: the lr of TASK's tuned shb-hand on the scoreboard, from
+# its ten-seed runs
 scoreboard_lr() {
-	local name=$1
-	[[ $name == h[0-9]* ]] && name=H${name#h}
-	awk -F'|' -v n="$name" '$2 ~ "^ *" n " *$" && match($3, / at lr [0-9.e+-]+/) { print substr($3, RSTART + 7, RLENGTH - 7); exit }' docs/parity/README.md
+	scoreboard_row "$1" | awk -F'|' '{ split($3, a, " at lr "); split(a[2], b, " "); print b[1] }'
 }
 
-# scoreboard_cell TASK LR0: salsa-probe's cell on the scoreboard of docs/parity/README.md
-# from LR0 (0.001, 0.01 or 0.1), as printed there without its marks ("+3.27 pp", "−23.00%")
+# scoreboard_cell TASK LR0: salsa-probe's cell on the scoreboard from LR0
+# (0.001, 0.01 or 0.1), as printed there without its marks ("+3.27 pp", "−23.00%")
 scoreboard_cell() {
-	local name=$1 i
-	[[ $name == h[0-9]* ]] && name=H${name#h}
+	local i
 	case $2 in 0.001) i=1 ;; 0.01) i=2 ;; 0.1) i=3 ;; *) return ;; esac
-	awk -F'|' -v n="$name" -v i=$i '$2 ~ "^ *" n " *$" && $3 ~ / at lr / { split($4, c, " / "); v = c[i]
-		gsub(/\*|ᶜ|ᵍ/, "", v); gsub(/^ +| +$/, "", v); print v; exit }' docs/parity/README.md
+	scoreboard_row "$1" | awk -F'|' -v i=$i '{ split($4, c, " / "); v = c[i]
+		gsub(/\*|ᶜ|ᵍ/, "", v); gsub(/^ +| +$/, "", v); print v }'
 }
