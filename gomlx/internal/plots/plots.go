@@ -589,24 +589,27 @@ const (
 
 // probeMark is the mark of addProbe that a KindProbe event gets.
 func probeMark(e schedule.Event) int {
-	switch {
-	case e.Reason == schedule.ReasonNormCap:
+	switch e.Reason {
+	case schedule.ReasonNormCap:
 		return markCap
-	case e.Reason == schedule.ReasonCapOutlier:
+	case schedule.ReasonCapOutlier:
 		return markCapCheck
-	case e.Reason == schedule.ReasonDecayGuard:
+	case schedule.ReasonDecayGuard:
 		return markGuard
-	case e.Reason == "start":
+	case "start":
 		return markStart
-	case e.Accept && e.Reason == schedule.ReasonEndsOnOutlier:
-		return markNoCopy
-	case e.Reason == schedule.ReasonCandidateOutlier:
+	case schedule.ReasonEndsOnOutlier:
+		if e.Accept {
+			return markNoCopy
+		}
+	case schedule.ReasonCandidateOutlier:
 		return markCandidate
-	case e.Reason == schedule.ReasonRetry:
+	case schedule.ReasonRetry:
 		return markRetry
-	case e.Reason == schedule.ReasonOverruled:
+	case schedule.ReasonOverruled:
 		return markOverruled
-	case e.Accept:
+	}
+	if e.Accept {
 		return markKept
 	}
 	return markFailed
